@@ -1,0 +1,28 @@
+// `fabcheck version`: the version, as text or JSON, for reports and bug reports.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "fabcheck/version.h"
+
+namespace {
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand("version", "Print the fabcheck version");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print {\"fabcheck_version\": ...} instead of text");
+  return [json] {
+    if (*json) {
+      std::cout << nlohmann::json{{"fabcheck_version", fabcheck::kVersion}}.dump(2) << "\n";
+    } else {
+      std::cout << "fabcheck " << fabcheck::kVersion << "\n";
+    }
+    return fabcheck::kExitOk;
+  };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"version", 1000, &Setup});
+
+}  // namespace

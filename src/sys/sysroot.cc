@@ -1,0 +1,410 @@
+#include "sys/sysroot.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+
+#include "base/fd.h"
+#include "base/log.h"
+#include "base/strings.h"
+
+namespace fabcheck::sys {
+namespace {
+
+constexpr size_t kMaxFileBytes = 16 << 20;        // no sysfs or proc file we read is near this
+constexpr uint64_t kMaxCaptureBytes = 1ull << 30;  // refuse capture "bombs"
+constexpr int kMaxLinkHops = 40;                  // as the kernel's ELOOP limit
+
+std::vector<std::string> Components(std::string_view path) { return Split(path, '/', /*skip_empty=*/true); }
+
+std::string Parent(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
+}
+
+bool IsTarball(const std::string& path) {
+  return EndsWith(path, ".tar.gz") || EndsWith(path, ".tgz") || EndsWith(path, ".tar");
+}
+
+Status ExtractCapture(const std::string& tarball, const std::string& dest) {
+  struct archive* reader = archive_read_new();
+  archive_read_support_filter_all(reader);
+  archive_read_support_format_tar(reader);
+  struct ArchiveCloser {
+    struct archive* a;
+    ~ArchiveCloser() { archive_read_free(a); }
+  } closer{reader};
+  if (archive_read_open_filename(reader, tarball.c_str(), 1 << 16) != ARCHIVE_OK) {
+    return InvalidArgumentError("cannot open capture " + tarball + ": " + archive_error_string(reader) +
+                                " (expected a .tar.gz written by `fabcheck snapshot`)");
+  }
+  uint64_t total = 0;
+  struct archive_entry* entry = nullptr;
+  while (true) {
+    int rc = archive_read_next_header(reader, &entry);
+    if (rc == ARCHIVE_EOF) break;
+    if (rc != ARCHIVE_OK) {
+      return DataLossError("capture " + tarball + " is damaged: " + archive_error_string(reader) +
+                           " (take a new one with `fabcheck snapshot -o FILE.tar.gz`)");
+    }
+    std::string name = archive_entry_pathname(entry);
+    while (StartsWith(name, "./")) name.erase(0, 2);
+    if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos) {
+      return InvalidArgumentError("capture " + tarball + " holds an unsafe path '" + name + "'; refusing to read it");
+    }
+    std::string out = dest + "/" + name;
+    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
+    switch (archive_entry_filetype(entry)) {
+      case AE_IFDIR:
+        std::filesystem::create_directories(out);
+        break;
+      case AE_IFLNK:
+        if (::symlink(archive_entry_symlink(entry), out.c_str()) != 0 && errno != EEXIST) {
+          return ErrnoError(errno, "cannot unpack link " + name + " from " + tarball);
+        }
+        break;
+      case AE_IFREG: {
+        UniqueFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        if (!fd.valid()) return ErrnoError(errno, "cannot unpack " + name + " from " + tarball);
+        const void* block = nullptr;
+        size_t size = 0;
+        la_int64_t offset = 0;
+        while ((rc = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
+          total += size;
+          if (total > kMaxCaptureBytes) {
+            return ResourceExhaustedError("capture " + tarball + " unpacks to more than 1 GiB; not a fabcheck capture");
+          }
+          if (::pwrite(fd.get(), block, size, offset) != static_cast<ssize_t>(size)) {
+            return ErrnoError(errno, "cannot unpack " + name + " from " + tarball, "is the temporary directory full? set TMPDIR");
+          }
+        }
+        if (rc != ARCHIVE_EOF) {
+          return DataLossError("capture " + tarball + " is truncated in " + name + ": " + archive_error_string(reader));
+        }
+        break;
+      }
+      default:
+        break;  // devices and fifos are never captured
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+struct SysRoot::State {
+  Kind kind = Kind::kLive;
+  std::string base;          // "" for live
+  std::string display;       // what messages name
+  std::string temp_dir;      // removed when the last copy goes away
+
+  mutable std::mutex mutex;  // guards the recording below
+  mutable bool recording = false;
+  mutable std::map<std::string, std::string> files;  // path -> content
+  mutable std::map<std::string, std::string> links;  // path -> target
+  mutable std::set<std::string> dirs;
+  mutable std::map<std::string, std::string> meta;   // name -> content
+
+  ~State() {
+    if (!temp_dir.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(temp_dir, ignored);
+    }
+  }
+};
+
+SysRoot SysRoot::Live() {
+  auto state = std::make_shared<State>();
+  state->kind = Kind::kLive;
+  return SysRoot(state);
+}
+
+Result<SysRoot> SysRoot::Open(const std::string& path) {
+  const std::string kWhat =
+      " (a sysroot is a directory holding sys/ (and proc/) as on a node, or a capture written by "
+      "`fabcheck snapshot -o FILE.tar.gz`)";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError(errno, "cannot open sysroot " + path, "check the --sysroot path");
+  auto state = std::make_shared<State>();
+  if (S_ISDIR(st.st_mode)) {
+    state->kind = path == "/" ? Kind::kLive : Kind::kDirectory;
+    state->base = path == "/" ? "" : std::filesystem::absolute(path).lexically_normal().string();
+    while (state->base.size() > 1 && state->base.back() == '/') state->base.pop_back();
+    state->display = state->base;
+  } else if (S_ISREG(st.st_mode) && IsTarball(path)) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabcheck-capture-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return ErrnoError(errno, "cannot create a directory to unpack " + path, "set TMPDIR to a writable directory");
+    }
+    state->kind = Kind::kCapture;
+    state->temp_dir = state->base = pattern;
+    state->display = path;
+    RETURN_IF_ERROR(ExtractCapture(path, pattern));
+  } else {
+    return InvalidArgumentError(path + " is not a sysroot" + kWhat);
+  }
+  SysRoot root(state);
+  if (!root.IsDirectory("/sys")) {
+    return InvalidArgumentError(path + " is not a sysroot: it has no sys/ directory" + kWhat);
+  }
+  return root;
+}
+
+SysRoot::Kind SysRoot::kind() const { return state_->kind; }
+const std::string& SysRoot::base() const { return state_->base; }
+
+std::string SysRoot::Describe() const {
+  switch (state_->kind) {
+    case Kind::kLive: return "live node";
+    case Kind::kDirectory: return "directory " + state_->display;
+    case Kind::kCapture: return "capture " + state_->display;
+  }
+  return "?";
+}
+
+std::string SysRoot::DisplayPath(std::string_view path) const {
+  switch (state_->kind) {
+    case Kind::kLive: return std::string(path);
+    case Kind::kDirectory: return state_->base + std::string(path);
+    case Kind::kCapture: return state_->display + ":" + std::string(path);
+  }
+  return std::string(path);
+}
+
+std::string SysRoot::HostPath(std::string_view resolved) const { return state_->base + std::string(resolved); }
+
+Result<std::string> SysRoot::Resolve(std::string_view path) const {
+  std::deque<std::string> todo;
+  for (auto& c : Components(path)) todo.push_back(std::move(c));
+  std::string current;  // resolved so far; "" is the root
+  int hops = 0;
+  while (!todo.empty()) {
+    std::string part = std::move(todo.front());
+    todo.pop_front();
+    if (part == ".") continue;
+    if (part == "..") {
+      current = Parent(current);
+      continue;
+    }
+    std::string candidate = current + "/" + part;
+    struct stat st {};
+    if (::lstat(HostPath(candidate).c_str(), &st) != 0) {
+      if (todo.empty()) return candidate;  // a missing last component is the reader's error to report
+      return ErrnoError(errno, "cannot resolve " + DisplayPath(path));
+    }
+    if (!S_ISLNK(st.st_mode)) {
+      current = std::move(candidate);
+      continue;
+    }
+    if (++hops > kMaxLinkHops) return ErrnoError(ELOOP, "cannot resolve " + DisplayPath(path));
+    char target[4096];
+    ssize_t n = ::readlink(HostPath(candidate).c_str(), target, sizeof(target) - 1);
+    if (n < 0) return ErrnoError(errno, "cannot read link " + DisplayPath(candidate));
+    target[n] = '\0';
+    if (recording()) {
+      std::lock_guard lock(state_->mutex);
+      state_->links[candidate] = target;
+    }
+    auto target_parts = Components(target);
+    todo.insert(todo.begin(), target_parts.begin(), target_parts.end());
+    if (target[0] == '/') current.clear();
+  }
+  return current.empty() ? std::string("/") : current;
+}
+
+Result<std::string> SysRoot::ReadFile(std::string_view path) const {
+  ASSIGN_OR_RETURN(std::string resolved, Resolve(path));
+  UniqueFd fd(::open(HostPath(resolved).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) return ErrnoError(errno, "cannot read " + DisplayPath(path));
+  std::string content;
+  char buffer[8192];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, "cannot read " + DisplayPath(path));
+    }
+    if (n == 0) break;
+    content.append(buffer, static_cast<size_t>(n));
+    if (content.size() > kMaxFileBytes) {
+      return ResourceExhaustedError("cannot read " + DisplayPath(path) + ": larger than 16 MiB, not an attribute file");
+    }
+  }
+  if (recording()) {
+    std::lock_guard lock(state_->mutex);
+    state_->files[resolved] = content;
+  }
+  return content;
+}
+
+Result<std::string> SysRoot::ReadAttribute(std::string_view path) const {
+  ASSIGN_OR_RETURN(std::string content, ReadFile(path));
+  return std::string(Trim(content));
+}
+
+Result<std::vector<std::string>> SysRoot::ListDir(std::string_view path) const {
+  ASSIGN_OR_RETURN(std::string resolved, Resolve(path));
+  std::vector<std::string> names;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(HostPath(resolved), ec);
+  if (ec) return ErrnoError(ec.value(), "cannot list " + DisplayPath(path));
+  for (; it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (ec) return ErrnoError(ec.value(), "cannot list " + DisplayPath(path));
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  if (recording()) {
+    std::lock_guard lock(state_->mutex);
+    state_->dirs.insert(resolved);
+    // Listed children that are links or directories are kept so a capture
+    // lists the same way; unread regular files are not (reading some sysfs
+    // files has side effects or blocks).
+    for (const auto& name : names) {
+      std::string child = (resolved == "/" ? "" : resolved) + "/" + name;
+      struct stat st {};
+      if (::lstat(HostPath(child).c_str(), &st) != 0) continue;
+      if (S_ISLNK(st.st_mode)) {
+        char target[4096];
+        ssize_t n = ::readlink(HostPath(child).c_str(), target, sizeof(target) - 1);
+        if (n >= 0) state_->links[child] = std::string(target, static_cast<size_t>(n));
+      } else if (S_ISDIR(st.st_mode)) {
+        state_->dirs.insert(child);
+      }
+    }
+  }
+  return names;
+}
+
+Result<std::string> SysRoot::ReadLink(std::string_view path) const {
+  ASSIGN_OR_RETURN(std::string parent, Resolve(Parent(std::string(path))));
+  std::string name = Components(path).empty() ? "" : Components(path).back();
+  std::string link = (parent == "/" ? "" : parent) + "/" + name;
+  char target[4096];
+  ssize_t n = ::readlink(HostPath(link).c_str(), target, sizeof(target) - 1);
+  if (n < 0) return ErrnoError(errno, "cannot read link " + DisplayPath(path));
+  std::string result(target, static_cast<size_t>(n));
+  if (recording()) {
+    std::lock_guard lock(state_->mutex);
+    state_->links[link] = result;
+  }
+  return result;
+}
+
+bool SysRoot::Exists(std::string_view path) const {
+  auto resolved = Resolve(path);
+  if (!resolved.ok()) return false;
+  struct stat st {};
+  bool exists = ::stat(HostPath(*resolved).c_str(), &st) == 0;
+  if (exists && recording() && S_ISDIR(st.st_mode)) {
+    std::lock_guard lock(state_->mutex);
+    state_->dirs.insert(*resolved);
+  }
+  return exists;
+}
+
+bool SysRoot::IsDirectory(std::string_view path) const {
+  auto resolved = Resolve(path);
+  struct stat st {};
+  return resolved.ok() && ::stat(HostPath(*resolved).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Result<std::string> SysRoot::ReadMeta(std::string_view name) const {
+  if (live()) {
+    return NotFoundError("no captured '" + std::string(name) + "' on a live node (query the kernel instead)");
+  }
+  return ReadFile(std::string(kCaptureMetaDir) + "/" + std::string(name));
+}
+
+void SysRoot::RecordMeta(std::string_view name, std::string content) const {
+  if (!recording()) return;
+  std::lock_guard lock(state_->mutex);
+  state_->meta[std::string(name)] = std::move(content);
+}
+
+void SysRoot::StartRecording() const {
+  std::lock_guard lock(state_->mutex);
+  state_->recording = true;
+}
+
+bool SysRoot::recording() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->recording;
+}
+
+Status SysRoot::WriteCapture(const std::string& output_path, const std::string& info_json) const {
+  std::lock_guard lock(state_->mutex);
+  std::string temp_path = output_path + ".partial";
+  struct archive* writer = archive_write_new();
+  struct ArchiveCloser {
+    struct archive* a;
+    ~ArchiveCloser() { archive_write_free(a); }
+  } closer{writer};
+  archive_write_add_filter_gzip(writer);
+  archive_write_set_format_pax_restricted(writer);
+  if (archive_write_open_filename(writer, temp_path.c_str()) != ARCHIVE_OK) {
+    return ErrnoError(archive_errno(writer), "cannot write capture " + temp_path, "check the directory exists and is writable");
+  }
+
+  std::set<std::string> all_dirs = state_->dirs;
+  auto add_parents = [&](const std::string& path) {
+    for (std::string p = Parent(path); !p.empty(); p = Parent(p)) all_dirs.insert(p);
+  };
+  for (const auto& [path, _] : state_->files) add_parents(path);
+  for (const auto& [path, _] : state_->links) add_parents(path);
+  for (const auto& dir : std::set<std::string>(all_dirs)) add_parents(dir);
+  all_dirs.insert("/fabcheck");
+
+  Status status = Status::Ok();
+  auto add_entry = [&](const std::string& path, mode_t type, const std::string* content, const std::string* link) {
+    if (!status.ok()) return;
+    struct archive_entry* entry = archive_entry_new();
+    archive_entry_set_pathname(entry, path.c_str() + 1);  // relative: "sys/class/..."
+    archive_entry_set_filetype(entry, type);
+    archive_entry_set_perm(entry, type == AE_IFDIR ? 0755 : (type == AE_IFLNK ? 0777 : 0644));
+    archive_entry_set_mtime(entry, 0, 0);
+    if (content) archive_entry_set_size(entry, static_cast<la_int64_t>(content->size()));
+    if (link) archive_entry_set_symlink(entry, link->c_str());
+    if (archive_write_header(writer, entry) != ARCHIVE_OK ||
+        (content && !content->empty() &&
+         archive_write_data(writer, content->data(), content->size()) != static_cast<la_ssize_t>(content->size()))) {
+      status = ErrnoError(archive_errno(writer), "cannot write " + path + " into capture " + temp_path,
+                          "is the disk full? the partial file has been removed");
+    }
+    archive_entry_free(entry);
+  };
+  for (const auto& dir : all_dirs) {
+    if (!state_->links.count(dir)) add_entry(dir, AE_IFDIR, nullptr, nullptr);
+  }
+  for (const auto& [path, target] : state_->links) add_entry(path, AE_IFLNK, nullptr, &target);
+  for (const auto& [path, content] : state_->files) {
+    if (!state_->links.count(path)) add_entry(path, AE_IFREG, &content, nullptr);
+  }
+  for (const auto& [name, content] : state_->meta) {
+    add_entry(std::string(kCaptureMetaDir) + "/" + name, AE_IFREG, &content, nullptr);
+  }
+  add_entry(std::string(kCaptureInfoFile), AE_IFREG, &info_json, nullptr);
+  if (status.ok() && archive_write_close(writer) != ARCHIVE_OK) {
+    status = ErrnoError(archive_errno(writer), "cannot finish capture " + temp_path, "is the disk full?");
+  }
+  if (!status.ok()) {
+    ::unlink(temp_path.c_str());
+    return status;
+  }
+  if (::rename(temp_path.c_str(), output_path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp_path.c_str());
+    return ErrnoError(err, "cannot move capture into place at " + output_path);
+  }
+  return Status::Ok();
+}
+
+}  // namespace fabcheck::sys
