@@ -1,0 +1,77 @@
+# Helpers for the lab payload (busybox sh inside the VM).
+#
+# Busybox's shell prefers its own applets over files in PATH, and its `ip`
+# cannot create veths or talk RDMA netlink: always call the real tools by path.
+IP=/bin/ip
+TC=/sbin/tc
+RDMA=/usr/bin/rdma
+FABCHECK=/opt/fabcheck/bin/fabcheck
+
+LAB_FAILS=0
+LAB_SKIPS=0
+
+say() { echo "lab: $*"; }
+# A machine-readable line the host collects: "LAB-RESULT key value".
+result() { echo "LAB-RESULT $1 $2"; }
+pass() { echo "LAB-PASS $*"; }
+fail() { echo "LAB-FAIL $*"; LAB_FAILS=$((LAB_FAILS + 1)); }
+skip() { echo "LAB-SKIP $*"; LAB_SKIPS=$((LAB_SKIPS + 1)); }
+
+# The value of fc.NAME=VALUE on the kernel command line, or $2.
+param() {
+  for word in $(cat /proc/cmdline); do
+    case "$word" in "fc.$1="*) echo "${word#fc.$1=}"; return ;; esac
+  done
+  echo "$2"
+}
+
+# A monotonic clock in milliseconds (for "ended within its timeout" checks).
+now_ms() { awk '{printf "%d\n", $1 * 1000}' /proc/uptime; }
+
+# hw counter of an rxe port: hwc rxe0 completer_retry_err
+hwc() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }
+
+have_fabcheck() { [ -x "$FABCHECK" ] && "$FABCHECK" version >/dev/null 2>&1; }
+# Whether the fabcheck binary has a given subcommand.
+fabcheck_has() { have_fabcheck && "$FABCHECK" --help 2>&1 | grep -qE "^  *$1( |$)"; }
+
+# Field of perftest's result line. BW tests print
+#   #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]
+# and latency tests
+#   #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+# The result line is the first one that starts with the size.
+perftest_field() {  # FILE SIZE COLUMN
+  awk -v s="$2" -v c="$3" '$1 == s && NF >= 5 {print $c; exit}' "$1"
+}
+
+# Kills a background process by PID and reaps it, ignoring "no such process".
+stop_pid() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; true; }
+
+# Index of the RoCE v2 GID holding an IPv4 address on DEV's port 1 (what
+# NCCL's auto-selection picks), computed independently of fabcheck.
+ipv4_gid_index() {  # DEV
+  for f in /sys/class/infiniband/$1/ports/1/gids/*; do
+    i=${f##*/}
+    case "$(cat "$f")" in 0000:0000:0000:0000:0000:ffff:*) ;; *) continue ;; esac
+    [ "$(cat /sys/class/infiniband/$1/ports/1/gid_attrs/types/$i 2>/dev/null)" = "RoCE v2" ] && { echo "$i"; return; }
+  done
+  echo -1
+}
+
+# Runs a perftest pair on the one-VM layout: server on device A, client on B.
+#   pt_pair LOGNAME TOOL [ARGS...]    (output of the client in /tmp/LOGNAME.log)
+pt_pair() {
+  name=$1; tool=$2; shift 2
+  gid_a=$(ipv4_gid_index "$LAB_DEV_A"); gid_b=$(ipv4_gid_index "$LAB_DEV_B")
+  timeout 120 "/usr/bin/$tool" -d "$LAB_DEV_A" -x "$gid_a" "$@" >"/tmp/$name.server.log" 2>&1 &
+  spid=$!
+  sleep 0.3
+  rc=1
+  for try in 1 2 3 4 5 6 7 8 9 10; do
+    timeout 120 "/usr/bin/$tool" -d "$LAB_DEV_B" -x "$gid_b" "$@" "$LAB_IP_A" >"/tmp/$name.log" 2>&1 && { rc=0; break; }
+    grep -q "Couldn't connect" "/tmp/$name.log" || break  # the server was not listening yet
+    sleep 0.3
+  done
+  wait "$spid" 2>/dev/null
+  return $rc
+}

@@ -1,0 +1,26 @@
+# Suite "perftest": the peer tool on the same devices and sizes as suite
+# "fabcheck", so the host can print fabcheck/perftest ratios from one boot.
+#   fc.size=65536 fc.iters=1000 fc.lat_iters=500
+size=$(param size 65536)
+iters=$(param iters 1000)
+lat_iters=$(param lat_iters 500)
+for t in write read send; do
+  if pt_pair "pt_${t}_bw" "ib_${t}_bw" -s "$size" -n "$iters" --report_gbits -F; then
+    bw=$(perftest_field "/tmp/pt_${t}_bw.log" "$size" 4)
+    say "perftest ib_${t}_bw $size B: $bw Gb/s"
+    result "perftest.${t}_bw.$size" "$bw"
+    pass "perftest ib_${t}_bw"
+  else
+    fail "perftest ib_${t}_bw: $(tail -2 /tmp/pt_${t}_bw.log | tr '\n' ' ')"
+  fi
+done
+if pt_pair pt_write_lat ib_write_lat -s 2 -n "$lat_iters" -F; then
+  typ=$(perftest_field /tmp/pt_write_lat.log 2 5)
+  p99=$(perftest_field /tmp/pt_write_lat.log 2 8)
+  say "perftest ib_write_lat 2 B: typical $typ us, p99 $p99 us"
+  result "perftest.write_lat.2.typical" "$typ"
+  result "perftest.write_lat.2.p99" "$p99"
+  pass "perftest ib_write_lat"
+else
+  fail "perftest ib_write_lat: $(tail -2 /tmp/pt_write_lat.log | tr '\n' ' ')"
+fi
