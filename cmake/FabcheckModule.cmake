@@ -28,5 +28,11 @@ function(fabcheck_test name)
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
-  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 60)
+  # Tests that shape links, time transfers or boot VMs must not share the two
+  # CI cores with other tests, or their measurements stop meaning anything.
+  set(serial FALSE)
+  if("netns" IN_LIST ARG_LABELS OR "lab" IN_LIST ARG_LABELS)
+    set(serial TRUE)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" RUN_SERIAL ${serial} DISCOVERY_TIMEOUT 60)
 endfunction()
