@@ -1,0 +1,158 @@
+// SweepResult: what `fabcheck sweep` measured between every tested pair of
+// nodes, and the verdict that names the slow node, the slow link or the MTU
+// hole. Schema "fabcheck.sweep/v1".
+//
+// Matrices are dense n x n, row = the node that sent (or started) the test,
+// column = its peer; a cell that was not measured is NaN in memory and null
+// in JSON. Storage is float: a 4,096-node matrix is 64 MiB, not 128.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabcheck/model/finding.h"
+
+namespace fabcheck::model {
+
+inline constexpr std::string_view kSweepSchema = "fabcheck.sweep/v1";
+
+class PairMatrix {
+ public:
+  PairMatrix() = default;
+  explicit PairMatrix(int n)
+      : n_(n), values_(static_cast<size_t>(n) * static_cast<size_t>(n), std::numeric_limits<float>::quiet_NaN()) {}
+
+  int size() const { return n_; }
+  double at(int i, int j) const { return values_[Index(i, j)]; }
+  bool has(int i, int j) const { return !std::isnan(values_[Index(i, j)]); }
+  void set(int i, int j, double v) { values_[Index(i, j)] = static_cast<float>(v); }
+  // Row i as a pointer to n floats (the analysis walks rows without copies).
+  const float* row(int i) const { return values_.data() + static_cast<size_t>(i) * static_cast<size_t>(n_); }
+  size_t measured() const;
+
+ private:
+  size_t Index(int i, int j) const { return static_cast<size_t>(i) * static_cast<size_t>(n_) + static_cast<size_t>(j); }
+  int n_ = 0;
+  std::vector<float> values_;
+};
+
+// One node of the sweep: where its agent answers and what it told us.
+struct SweepMember {
+  int index = 0;
+  std::string name;                        // hostname (or the address when unknown)
+  std::string control;                     // agent control endpoint, host:port
+  std::vector<std::string> data_addresses; // data-plane address per rail (NIC i = rail i)
+  std::vector<int> interface_mtu;          // interface MTU per rail, 0 when unknown
+  bool reachable = true;
+  std::string error;                       // why it is unreachable
+};
+
+// One directional test a -> b on one rail (a started it).
+struct SweepPairResult {
+  int a = 0, b = 0, rail = 0, round = 0;
+  std::optional<double> bw_gbps;           // a sending to b
+  std::optional<double> lat_median_us;     // one-way latency (RTT / 2)
+  std::optional<double> lat_p99_us;
+  std::optional<int> path_mtu;             // largest don't-fragment IP packet a -> b got through
+  int local_mtu = 0;                       // a's interface MTU toward b (what a's kernel believes)
+  std::string transport;                   // what the test really used, e.g. "tcp"
+  std::string error;                       // empty when the test ran
+};
+
+struct SweepMatrices {
+  int rail = 0;
+  PairMatrix bw_gbps;
+  PairMatrix lat_median_us;
+  PairMatrix lat_p99_us;
+  PairMatrix path_mtu;
+};
+
+enum class CulpritKind {
+  kSlowNode,         // slow with (at least three quarters of) its peers
+  kSlowLink,         // one pair slow while both nodes are fine elsewhere
+  kHighLatencyNode,
+  kHighLatencyLink,
+  kMtuHoleNode,      // large frames to/from this node vanish
+  kMtuHoleLink,      // large frames vanish on one path only
+  kFailedLink,       // the test failed while both agents answer
+  kUnreachable,      // the agent did not answer
+};
+std::string_view CulpritKindName(CulpritKind kind);  // "slow-node", "slow-link", ...
+std::optional<CulpritKind> ParseCulpritKind(std::string_view name);
+
+struct SweepCulprit {
+  CulpritKind kind = CulpritKind::kSlowNode;
+  Severity severity = Severity::kWarn;
+  int rail = 0;
+  std::vector<int> nodes;      // one node, or the pair (a, b)
+  std::string direction;       // "send", "receive", "both", or "a->b" / "both" for links
+  std::string metric;          // "bw_gbps", "lat_median_us", "path_mtu"
+  double value = 0;            // the culprit's figure
+  double median = 0;           // the cluster's (or, for links, the expected) figure
+  double ratio = 0;            // value / median
+  double robust_z = 0;         // scaled MADs from the median (negative = below)
+};
+
+struct SweepStats {
+  int rail = 0;
+  size_t pairs_measured = 0;
+  double bw_median_gbps = 0, bw_mad_gbps = 0;
+  double lat_median_us = 0, lat_mad_us = 0;
+  double path_mtu_median = 0;
+};
+
+struct SweepVerdict {
+  Severity severity = Severity::kPass;
+  std::string summary;  // one line for people
+  std::vector<SweepStats> stats;
+  std::vector<SweepCulprit> culprits;
+  std::vector<Finding> findings;
+};
+
+struct SweepResult {
+  std::string schema = std::string(kSweepSchema);
+  std::string pattern;         // "pairwise", "ring", "k-random"
+  int rails = 1;
+  int rounds_planned = 0;
+  int rounds_completed = 0;
+  bool interrupted = false;    // Ctrl-C: the result is partial
+  double elapsed_s = 0;
+  std::string transport;       // what the pairs were measured with
+  nlohmann::json settings;     // sizes, durations, timeouts used
+  std::vector<SweepMember> members;
+  std::vector<SweepPairResult> pairs;
+  std::vector<SweepMatrices> matrices;  // one per rail
+  SweepVerdict verdict;
+};
+
+// Fills the matrices (one per rail) from `pairs`.
+std::vector<SweepMatrices> BuildMatrices(int members, int rails, const std::vector<SweepPairResult>& pairs);
+
+void to_json(nlohmann::json& j, const PairMatrix& m);
+void from_json(const nlohmann::json& j, PairMatrix& m);
+void to_json(nlohmann::json& j, const SweepMember& m);
+void from_json(const nlohmann::json& j, SweepMember& m);
+void to_json(nlohmann::json& j, const SweepPairResult& p);
+void from_json(const nlohmann::json& j, SweepPairResult& p);
+void to_json(nlohmann::json& j, const SweepMatrices& m);
+void from_json(const nlohmann::json& j, SweepMatrices& m);
+void to_json(nlohmann::json& j, const CulpritKind& k);
+void from_json(const nlohmann::json& j, CulpritKind& k);
+void to_json(nlohmann::json& j, const SweepCulprit& c);
+void from_json(const nlohmann::json& j, SweepCulprit& c);
+void to_json(nlohmann::json& j, const SweepStats& s);
+void from_json(const nlohmann::json& j, SweepStats& s);
+void to_json(nlohmann::json& j, const SweepVerdict& v);
+void from_json(const nlohmann::json& j, SweepVerdict& v);
+void to_json(nlohmann::json& j, const SweepResult& r);
+// Throws nlohmann::json exceptions on a malformed document (callers at module
+// boundaries catch them); rejects a schema other than fabcheck.sweep/v1.
+void from_json(const nlohmann::json& j, SweepResult& r);
+
+}  // namespace fabcheck::model

@@ -1,0 +1,244 @@
+#include "fabcheck/model/sweep.h"
+
+#include <algorithm>
+
+namespace fabcheck::model {
+namespace {
+
+template <typename T>
+void PutOptional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+template <typename T>
+std::optional<T> GetOptional(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<T>();
+}
+
+constexpr std::pair<CulpritKind, std::string_view> kKindNames[] = {
+    {CulpritKind::kSlowNode, "slow-node"},
+    {CulpritKind::kSlowLink, "slow-link"},
+    {CulpritKind::kHighLatencyNode, "high-latency-node"},
+    {CulpritKind::kHighLatencyLink, "high-latency-link"},
+    {CulpritKind::kMtuHoleNode, "mtu-hole-node"},
+    {CulpritKind::kMtuHoleLink, "mtu-hole-link"},
+    {CulpritKind::kFailedLink, "failed-link"},
+    {CulpritKind::kUnreachable, "unreachable"},
+};
+
+}  // namespace
+
+size_t PairMatrix::measured() const {
+  return static_cast<size_t>(std::count_if(values_.begin(), values_.end(), [](float v) { return !std::isnan(v); }));
+}
+
+std::string_view CulpritKindName(CulpritKind kind) {
+  for (const auto& [k, name] : kKindNames) {
+    if (k == kind) return name;
+  }
+  return "unknown";
+}
+
+std::optional<CulpritKind> ParseCulpritKind(std::string_view name) {
+  for (const auto& [k, n] : kKindNames) {
+    if (n == name) return k;
+  }
+  return std::nullopt;
+}
+
+std::vector<SweepMatrices> BuildMatrices(int members, int rails, const std::vector<SweepPairResult>& pairs) {
+  std::vector<SweepMatrices> out;
+  for (int r = 0; r < rails; ++r) {
+    out.push_back({r, PairMatrix(members), PairMatrix(members), PairMatrix(members), PairMatrix(members)});
+  }
+  for (const auto& p : pairs) {
+    if (p.rail < 0 || p.rail >= rails || p.a < 0 || p.b < 0 || p.a >= members || p.b >= members) continue;
+    auto& m = out[static_cast<size_t>(p.rail)];
+    if (p.bw_gbps) m.bw_gbps.set(p.a, p.b, *p.bw_gbps);
+    if (p.lat_median_us) m.lat_median_us.set(p.a, p.b, *p.lat_median_us);
+    if (p.lat_p99_us) m.lat_p99_us.set(p.a, p.b, *p.lat_p99_us);
+    if (p.path_mtu) m.path_mtu.set(p.a, p.b, *p.path_mtu);
+  }
+  return out;
+}
+
+void to_json(nlohmann::json& j, const PairMatrix& m) {
+  j = nlohmann::json::array();
+  for (int i = 0; i < m.size(); ++i) {
+    nlohmann::json row = nlohmann::json::array();
+    for (int k = 0; k < m.size(); ++k) {
+      if (m.has(i, k)) {
+        // Round to 4 significant decimals: float noise in JSON helps nobody.
+        row.push_back(std::round(m.at(i, k) * 1e4) / 1e4);
+      } else {
+        row.push_back(nullptr);
+      }
+    }
+    j.push_back(std::move(row));
+  }
+}
+
+void from_json(const nlohmann::json& j, PairMatrix& m) {
+  const int n = static_cast<int>(j.size());
+  m = PairMatrix(n);
+  for (int i = 0; i < n; ++i) {
+    const auto& row = j.at(static_cast<size_t>(i));
+    if (static_cast<int>(row.size()) != n) {
+      throw nlohmann::json::other_error::create(501, "matrix row " + std::to_string(i) + " is not " +
+                                                         std::to_string(n) + " wide", &j);
+    }
+    for (int k = 0; k < n; ++k) {
+      if (!row.at(static_cast<size_t>(k)).is_null()) m.set(i, k, row.at(static_cast<size_t>(k)).get<double>());
+    }
+  }
+}
+
+void to_json(nlohmann::json& j, const SweepMember& m) {
+  j = {{"index", m.index}, {"name", m.name}, {"control", m.control}, {"data_addresses", m.data_addresses},
+       {"interface_mtu", m.interface_mtu}, {"reachable", m.reachable}};
+  if (!m.error.empty()) j["error"] = m.error;
+}
+void from_json(const nlohmann::json& j, SweepMember& m) {
+  m.index = j.at("index").get<int>();
+  m.name = j.value("name", "");
+  m.control = j.value("control", "");
+  m.data_addresses = j.value("data_addresses", std::vector<std::string>{});
+  m.interface_mtu = j.value("interface_mtu", std::vector<int>{});
+  m.reachable = j.value("reachable", true);
+  m.error = j.value("error", "");
+}
+
+void to_json(nlohmann::json& j, const SweepPairResult& p) {
+  j = {{"a", p.a}, {"b", p.b}, {"rail", p.rail}, {"round", p.round}, {"local_mtu", p.local_mtu},
+       {"transport", p.transport}};
+  PutOptional(j, "bw_gbps", p.bw_gbps);
+  PutOptional(j, "lat_median_us", p.lat_median_us);
+  PutOptional(j, "lat_p99_us", p.lat_p99_us);
+  PutOptional(j, "path_mtu", p.path_mtu);
+  if (!p.error.empty()) j["error"] = p.error;
+}
+void from_json(const nlohmann::json& j, SweepPairResult& p) {
+  p.a = j.at("a").get<int>();
+  p.b = j.at("b").get<int>();
+  p.rail = j.value("rail", 0);
+  p.round = j.value("round", 0);
+  p.local_mtu = j.value("local_mtu", 0);
+  p.transport = j.value("transport", "");
+  p.bw_gbps = GetOptional<double>(j, "bw_gbps");
+  p.lat_median_us = GetOptional<double>(j, "lat_median_us");
+  p.lat_p99_us = GetOptional<double>(j, "lat_p99_us");
+  p.path_mtu = GetOptional<int>(j, "path_mtu");
+  p.error = j.value("error", "");
+}
+
+void to_json(nlohmann::json& j, const SweepMatrices& m) {
+  j = {{"rail", m.rail},
+       {"bw_gbps", m.bw_gbps},
+       {"lat_median_us", m.lat_median_us},
+       {"lat_p99_us", m.lat_p99_us},
+       {"path_mtu", m.path_mtu}};
+}
+void from_json(const nlohmann::json& j, SweepMatrices& m) {
+  m.rail = j.value("rail", 0);
+  m.bw_gbps = j.at("bw_gbps").get<PairMatrix>();
+  m.lat_median_us = j.at("lat_median_us").get<PairMatrix>();
+  m.lat_p99_us = j.at("lat_p99_us").get<PairMatrix>();
+  m.path_mtu = j.at("path_mtu").get<PairMatrix>();
+}
+
+void to_json(nlohmann::json& j, const CulpritKind& k) { j = std::string(CulpritKindName(k)); }
+void from_json(const nlohmann::json& j, CulpritKind& k) {
+  auto parsed = ParseCulpritKind(j.get<std::string>());
+  if (!parsed) throw nlohmann::json::other_error::create(501, "unknown culprit kind " + j.dump(), &j);
+  k = *parsed;
+}
+
+void to_json(nlohmann::json& j, const SweepCulprit& c) {
+  j = {{"kind", c.kind},     {"severity", c.severity}, {"rail", c.rail},   {"nodes", c.nodes},
+       {"direction", c.direction}, {"metric", c.metric}, {"value", c.value}, {"median", c.median},
+       {"ratio", c.ratio}};
+  // +-inf (zero spread) is not JSON: write null and let the ratio speak.
+  j["robust_z"] = std::isfinite(c.robust_z) ? nlohmann::json(c.robust_z) : nlohmann::json(nullptr);
+}
+void from_json(const nlohmann::json& j, SweepCulprit& c) {
+  c.kind = j.at("kind").get<CulpritKind>();
+  c.severity = j.at("severity").get<Severity>();
+  c.rail = j.value("rail", 0);
+  c.nodes = j.at("nodes").get<std::vector<int>>();
+  c.direction = j.value("direction", "");
+  c.metric = j.value("metric", "");
+  c.value = j.value("value", 0.0);
+  c.median = j.value("median", 0.0);
+  c.ratio = j.value("ratio", 0.0);
+  c.robust_z = j.contains("robust_z") && !j.at("robust_z").is_null() ? j.at("robust_z").get<double>()
+                                                                     : -std::numeric_limits<double>::infinity();
+}
+
+void to_json(nlohmann::json& j, const SweepStats& s) {
+  j = {{"rail", s.rail},
+       {"pairs_measured", s.pairs_measured},
+       {"bw_median_gbps", s.bw_median_gbps},
+       {"bw_mad_gbps", s.bw_mad_gbps},
+       {"lat_median_us", s.lat_median_us},
+       {"lat_mad_us", s.lat_mad_us},
+       {"path_mtu_median", s.path_mtu_median}};
+}
+void from_json(const nlohmann::json& j, SweepStats& s) {
+  s.rail = j.value("rail", 0);
+  s.pairs_measured = j.value("pairs_measured", size_t{0});
+  s.bw_median_gbps = j.value("bw_median_gbps", 0.0);
+  s.bw_mad_gbps = j.value("bw_mad_gbps", 0.0);
+  s.lat_median_us = j.value("lat_median_us", 0.0);
+  s.lat_mad_us = j.value("lat_mad_us", 0.0);
+  s.path_mtu_median = j.value("path_mtu_median", 0.0);
+}
+
+void to_json(nlohmann::json& j, const SweepVerdict& v) {
+  j = {{"severity", v.severity}, {"summary", v.summary}, {"stats", v.stats},
+       {"culprits", v.culprits}, {"findings", v.findings}};
+}
+void from_json(const nlohmann::json& j, SweepVerdict& v) {
+  v.severity = j.at("severity").get<Severity>();
+  v.summary = j.value("summary", "");
+  v.stats = j.value("stats", std::vector<SweepStats>{});
+  v.culprits = j.value("culprits", std::vector<SweepCulprit>{});
+  v.findings = j.value("findings", std::vector<Finding>{});
+}
+
+void to_json(nlohmann::json& j, const SweepResult& r) {
+  j = {{"schema", r.schema},
+       {"pattern", r.pattern},
+       {"rails", r.rails},
+       {"rounds_planned", r.rounds_planned},
+       {"rounds_completed", r.rounds_completed},
+       {"interrupted", r.interrupted},
+       {"elapsed_s", r.elapsed_s},
+       {"transport", r.transport},
+       {"settings", r.settings.is_null() ? nlohmann::json::object() : r.settings},
+       {"members", r.members},
+       {"pairs", r.pairs},
+       {"matrices", r.matrices},
+       {"verdict", r.verdict}};
+}
+
+void from_json(const nlohmann::json& j, SweepResult& r) {
+  r.schema = j.at("schema").get<std::string>();
+  if (r.schema != kSweepSchema) {
+    throw nlohmann::json::other_error::create(
+        501, "schema is " + r.schema + ", expected " + std::string(kSweepSchema), &j);
+  }
+  r.pattern = j.value("pattern", "");
+  r.rails = j.value("rails", 1);
+  r.rounds_planned = j.value("rounds_planned", 0);
+  r.rounds_completed = j.value("rounds_completed", 0);
+  r.interrupted = j.value("interrupted", false);
+  r.elapsed_s = j.value("elapsed_s", 0.0);
+  r.transport = j.value("transport", "");
+  r.settings = j.value("settings", nlohmann::json::object());
+  r.members = j.value("members", std::vector<SweepMember>{});
+  r.pairs = j.value("pairs", std::vector<SweepPairResult>{});
+  r.matrices = j.value("matrices", std::vector<SweepMatrices>{});
+  if (j.contains("verdict")) r.verdict = j.at("verdict").get<SweepVerdict>();
+}
+
+}  // namespace fabcheck::model
