@@ -1,0 +1,178 @@
+#include "telemetry/exporter_service.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "fabcheck/version.h"
+#include "telemetry/prometheus_text.h"
+
+namespace fabcheck::telemetry {
+namespace {
+
+constexpr auto kGauge = MetricType::kGauge;
+constexpr auto kCounter = MetricType::kCounter;
+constexpr size_t kMaxWarnedPaths = 1024;
+
+bool ResourceLooksRdma(const std::string& resource) {
+  std::string lower = resource;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower.find("rdma") != std::string::npos || lower.find("sriov") != std::string::npos ||
+         lower.find("hca") != std::string::npos || lower.find("hostdev") != std::string::npos;
+}
+
+}  // namespace
+
+ExporterService::ExporterService(sys::SysRoot root, ExporterOptions options, InventoryLoader inventory_loader,
+                                 std::unique_ptr<EthtoolSource> ethtool)
+    : root_(std::move(root)),
+      options_(std::move(options)),
+      inventory_loader_(std::move(inventory_loader)),
+      ethtool_(std::move(ethtool)) {}
+
+ExporterService::~ExporterService() = default;
+
+void ExporterService::RefreshInventory(bool device_set_changed) {
+  if (!inventory_loader_) return;
+  auto now = std::chrono::steady_clock::now();
+  bool never = inventory_time_ == std::chrono::steady_clock::time_point{};
+  bool stale = now - inventory_time_ >= options_.inventory_interval;
+  if (!never && !stale && !device_set_changed) return;
+  inventory_time_ = now;
+  auto listed = root_.ListDir("/sys/class/infiniband");
+  inventory_devices_ = listed.ok() ? *listed : std::vector<std::string>{};
+  auto inventory = inventory_loader_(root_);
+  if (!inventory.ok()) {
+    inventory_error_ = inventory.status().message();
+    LOG_WARN("exporter", "inventory refresh failed (labels kept from the last good read): {}", inventory_error_);
+    return;
+  }
+  inventory_error_.clear();
+  topology_ = LabelsFromInventory(*inventory);
+  have_topology_ = true;
+  for (const auto& w : inventory->warnings) LOG_DEBUG("exporter", "inventory: {}: {}", w.path, w.message);
+}
+
+void ExporterService::RefreshPods() {
+  if (options_.kubelet_socket.empty()) return;
+  auto now = std::chrono::steady_clock::now();
+  if (pod_time_ != std::chrono::steady_clock::time_point{} && now - pod_time_ < options_.pod_interval) return;
+  pod_time_ = now;
+  if (!pod_client_) {
+    auto client = PodResourcesClient::Connect(options_.kubelet_socket, options_.pod_timeout);
+    if (!client.ok()) {
+      pod_error_ = client.status().message();
+      return;
+    }
+    pod_client_ = std::move(*client);
+  }
+  auto devices = pod_client_->List();
+  if (!devices.ok()) {
+    if (pod_error_ != devices.status().message()) LOG_WARN("exporter", "{}", devices.status().message());
+    pod_error_ = devices.status().message();
+    // Keep serving the last good mapping for a while would hide a dead kubelet; drop it.
+    pods_.reset();
+    return;
+  }
+  pod_error_.clear();
+  pods_ = MapPodDevices(root_, *devices, options_.shared_resources);
+}
+
+MetricSet ExporterService::Collect() {
+  std::lock_guard lock(collect_mutex_);
+  auto start = std::chrono::steady_clock::now();
+  MetricSet metrics;
+
+  RefreshInventory(false);
+  RefreshPods();
+
+  CollectContext context;
+  context.node = options_.node_name;
+  context.topology = have_topology_ ? &topology_ : nullptr;
+  context.pods = pods_ ? &*pods_ : nullptr;
+  context.ethtool = ethtool_.get();
+  CollectResult result = CollectFabric(root_, context, metrics);
+  if (inventory_loader_ && result.devices_seen != inventory_devices_) {
+    // A device appeared or went away (driver reload, hot plug): the labels are
+    // stale now. They are used from the next scrape on; this one has its values.
+    RefreshInventory(true);
+  }
+
+  const Labels node = {{"node", options_.node_name}};
+  if (context.pods) {
+    for (const PodDevice& d : context.pods->unmapped) {
+      if (!ResourceLooksRdma(d.resource)) continue;
+      metrics.Add("fabcheck_pod_rdma_resource_unmapped_info",
+                  "An RDMA-looking device-plugin allocation whose device ID names no RDMA device on this node "
+                  "(e.g. the RDMA shared device plugin's synthetic IDs: map them with --rdma-shared-resource).",
+                  kGauge,
+                  {{"node", options_.node_name}, {"namespace", d.pod_namespace}, {"pod", d.pod},
+                   {"container", d.container}, {"resource", d.resource}, {"device_id", d.device_id}},
+                  1);
+    }
+  }
+
+  // Errors: a gauge for this scrape (by source, reason, device) and a running total.
+  std::map<std::tuple<std::string, std::string, std::string>, int> grouped;
+  for (const ReadError& e : result.errors) {
+    std::string device;
+    const std::string prefix = "/sys/class/infiniband/";
+    if (e.path.rfind(prefix, 0) == 0) device = e.path.substr(prefix.size(), e.path.find('/', prefix.size()) - prefix.size());
+    grouped[{e.source, e.reason, device}]++;
+    if (warned_paths_.size() < kMaxWarnedPaths && warned_paths_.insert(e.path).second) {
+      LOG_WARN("exporter", "skipped ({}): {}", e.reason, e.message);
+    } else {
+      LOG_DEBUG("exporter", "skipped ({}): {}", e.reason, e.message);
+    }
+  }
+  auto& errors_family = metrics.Family("fabcheck_exporter_read_errors",
+                                       "Files or sources that could not be read in the last scrape and were skipped "
+                                       "(reason: vanished, unreadable, garbage).",
+                                       kGauge);
+  for (const auto& [key, count] : grouped) {
+    const auto& [source, reason, device] = key;
+    Labels l = {{"node", options_.node_name}, {"source", source}, {"reason", reason}};
+    if (!device.empty()) l.emplace_back("device", device);
+    errors_family.samples.push_back({std::move(l), static_cast<double>(count)});
+  }
+  ++scrapes_total_;
+  read_errors_total_ += static_cast<double>(result.errors.size());
+  metrics.Add("fabcheck_exporter_scrapes_total", "Collections run since the exporter started.", kCounter, node,
+              scrapes_total_);
+  metrics.Add("fabcheck_exporter_read_errors_total", "Read errors skipped since the exporter started.", kCounter,
+              node, read_errors_total_);
+  if (inventory_loader_) {
+    metrics.Add("fabcheck_exporter_inventory_up",
+                "1 when the last inventory read (labels: PCI address, netdev, GPU affinity) succeeded.", kGauge, node,
+                inventory_error_.empty() && have_topology_ ? 1 : 0);
+  }
+  if (!options_.kubelet_socket.empty()) {
+    metrics.Add("fabcheck_exporter_pod_resources_up",
+                "1 when the last kubelet PodResources List call succeeded (pod labels are current).", kGauge, node,
+                pod_error_.empty() && pods_ ? 1 : 0);
+  }
+  metrics.Add("fabcheck_exporter_build_info", "The fabcheck version serving these metrics.", kGauge,
+              {{"node", options_.node_name}, {"version", std::string(kVersion)}, {"sysroot", root_.Describe()}}, 1);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  metrics.Add("fabcheck_exporter_scrape_duration_seconds", "Time the last collection took.", kGauge, node, seconds);
+  return metrics;
+}
+
+std::shared_ptr<const std::string> ExporterService::Scrape() {
+  std::unique_lock lock(flight_mutex_);
+  if (in_flight_) {
+    uint64_t waiting_for = generation_;
+    flight_done_.wait(lock, [&] { return generation_ != waiting_for; });
+    return last_;
+  }
+  in_flight_ = true;
+  lock.unlock();
+  auto text = std::make_shared<std::string>(RenderPrometheusText(Collect()));
+  lock.lock();
+  last_ = std::move(text);
+  in_flight_ = false;
+  ++generation_;
+  flight_done_.notify_all();
+  return last_;
+}
+
+}  // namespace fabcheck::telemetry

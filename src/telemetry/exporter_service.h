@@ -1,0 +1,85 @@
+// The exporter behind the HTTP endpoint: one collection serves every scraper
+// that asks while it runs (single flight), slowly changing labels are
+// refreshed on their own schedule, and the exporter reports on itself
+// (scrape duration, read errors, PodResources and inventory health).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "fabcheck/model/inventory.h"
+#include "sys/sysroot.h"
+#include "telemetry/collector.h"
+#include "telemetry/ethtool_stats.h"
+#include "telemetry/metrics.h"
+#include "telemetry/pod_resources.h"
+#include "telemetry/topology_labels.h"
+
+namespace fabcheck::telemetry {
+
+struct ExporterOptions {
+  std::string node_name;
+  std::string kubelet_socket;  // empty: no pod labels
+  SharedResourceTable shared_resources;
+  std::chrono::milliseconds inventory_interval{std::chrono::seconds(60)};
+  std::chrono::milliseconds pod_interval{std::chrono::seconds(10)};
+  std::chrono::milliseconds pod_timeout{std::chrono::seconds(2)};
+};
+
+// Reads the inventory of a sysroot (inventory::ReadInventory on a node); injected
+// so telemetry stays a consumer of model values and tests can pass their own.
+using InventoryLoader = std::function<Result<model::Inventory>(const sys::SysRoot&)>;
+
+class ExporterService {
+ public:
+  ExporterService(sys::SysRoot root, ExporterOptions options, InventoryLoader inventory_loader,
+                  std::unique_ptr<EthtoolSource> ethtool);
+  ~ExporterService();
+
+  // The text of one scrape. Thread-safe; callers arriving while a collection
+  // runs wait for it and share its result.
+  std::shared_ptr<const std::string> Scrape();
+  // One collection as values (tests, `--once`).
+  MetricSet Collect();
+
+  const sys::SysRoot& root() const { return root_; }
+
+ private:
+  void RefreshInventory(bool device_set_changed);
+  void RefreshPods();
+
+  sys::SysRoot root_;
+  ExporterOptions options_;
+  InventoryLoader inventory_loader_;
+  std::unique_ptr<EthtoolSource> ethtool_;
+
+  // Collection state: used by one collection at a time (collect_mutex_).
+  std::mutex collect_mutex_;
+  TopologyLabels topology_;
+  bool have_topology_ = false;
+  std::string inventory_error_;
+  std::chrono::steady_clock::time_point inventory_time_{};
+  std::vector<std::string> inventory_devices_;
+  std::unique_ptr<PodResourcesClient> pod_client_;
+  std::optional<PodMapping> pods_;
+  std::string pod_error_;
+  std::chrono::steady_clock::time_point pod_time_{};
+  double scrapes_total_ = 0;
+  double read_errors_total_ = 0;
+  std::set<std::string> warned_paths_;
+
+  // Single flight.
+  std::mutex flight_mutex_;
+  std::condition_variable flight_done_;
+  bool in_flight_ = false;
+  uint64_t generation_ = 0;
+  std::shared_ptr<const std::string> last_;
+};
+
+}  // namespace fabcheck::telemetry

@@ -1,0 +1,107 @@
+#include "telemetry/http_server.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "telemetry/prometheus_text.h"
+
+namespace fabcheck::telemetry {
+
+Result<ListenAddress> ParseListenAddress(const std::string& text) {
+  ListenAddress out;
+  std::string port_text;
+  if (StartsWith(text, "[")) {
+    size_t close = text.find("]:");
+    if (close == std::string::npos) {
+      return InvalidArgumentError("--listen '" + text + "': expected [IPV6]:PORT, e.g. [::1]:9877");
+    }
+    out.host = text.substr(1, close - 1);
+    port_text = text.substr(close + 2);
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == std::string::npos) {
+      return InvalidArgumentError("--listen '" + text + "': expected ADDR:PORT or :PORT, e.g. 0.0.0.0:9877");
+    }
+    out.host = colon == 0 ? "0.0.0.0" : text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+  }
+  auto port = ParseInt(port_text);
+  if (!port || *port < 0 || *port > 65535) {
+    return InvalidArgumentError("--listen '" + text + "': port must be 0..65535");
+  }
+  out.port = static_cast<int>(*port);
+  return out;
+}
+
+struct HttpServer::Impl {
+  httplib::Server server;
+  std::thread thread;
+};
+
+HttpServer::HttpServer(ExporterService& service) : impl_(std::make_unique<Impl>()) {
+  auto& server = impl_->server;
+  // Every scraper of a keep-alive connection holds a worker: size the pool
+  // for many concurrent scrapers (they share one collection anyway).
+  server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  server.set_keep_alive_max_count(100);
+  server.set_keep_alive_timeout(5);
+  server.set_read_timeout(10, 0);
+  server.set_write_timeout(10, 0);
+  server.set_payload_max_length(64 * 1024);
+  // httplib's default also sets SO_REUSEPORT, which lets a second exporter
+  // bind the same port silently and steal half the scrapes: address reuse only.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+  });
+  server.Get("/metrics", [&service](const httplib::Request&, httplib::Response& res) {
+    std::shared_ptr<const std::string> text = service.Scrape();
+    res.set_content(*text, std::string(kPrometheusContentType).c_str());
+  });
+  server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(
+        "<html><head><title>fabcheck exporter</title></head><body><h1>fabcheck exporter</h1>"
+        "<p><a href=\"/metrics\">/metrics</a> (Prometheus text format) &middot; <a href=\"/healthz\">/healthz</a></p>"
+        "</body></html>\n",
+        "text/html");
+  });
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start(const ListenAddress& address) {
+  auto& server = impl_->server;
+  if (address.port == 0) {
+    port_ = server.bind_to_any_port(address.host.c_str());
+    if (port_ < 0) return UnavailableError("cannot listen on " + address.host + ": no free port");
+  } else {
+    if (!server.bind_to_port(address.host.c_str(), address.port)) {
+      return UnavailableError("cannot listen on " + address.host + ":" + std::to_string(address.port) +
+                              " (address in use or not local? pick another with --listen ADDR:PORT)");
+    }
+    port_ = address.port;
+  }
+  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+  // httplib's stop() does nothing before the accept loop runs: wait for it, so
+  // a Stop() right after Start() cannot be lost (and leave Stop() joining forever).
+  for (int i = 0; i < 500 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (!server.is_running()) return UnavailableError("the HTTP server did not start on port " + std::to_string(port_));
+  LOG_INFO("exporter", "serving /metrics on {}:{}", address.host, port_);
+  return Status::Ok();
+}
+
+void HttpServer::Wait() {
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+void HttpServer::Stop() {
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace fabcheck::telemetry

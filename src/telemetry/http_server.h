@@ -1,0 +1,39 @@
+// The exporter's HTTP endpoint (cpp-httplib): /metrics, /healthz and a small
+// index page. Binds only where told; the DaemonSet decides the exposure.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+#include "telemetry/exporter_service.h"
+
+namespace fabcheck::telemetry {
+
+struct ListenAddress {
+  std::string host;  // "0.0.0.0", "127.0.0.1", "::"
+  int port = 0;
+};
+// "ADDR:PORT", ":PORT" (all IPv4 addresses), "[::1]:PORT".
+Result<ListenAddress> ParseListenAddress(const std::string& text);
+
+class HttpServer {
+ public:
+  explicit HttpServer(ExporterService& service);
+  ~HttpServer();
+  // Binds and starts serving on a background thread. Port 0 picks a free port.
+  Status Start(const ListenAddress& address);
+  int port() const { return port_; }
+  // Blocks until Stop() (from a signal handler thread or another thread).
+  void Wait();
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace fabcheck::telemetry

@@ -1,0 +1,49 @@
+// Generates sysroot trees of GPU-node fabrics for the exporter's tests and
+// benchmarks: N ConnectX devices laid out as the kernel lays them out
+// (class links into /sys/devices, PCI functions below root ports, netdevs,
+// counters/ and hw_counters/ with deterministic values), plus planted faults.
+// Generated rather than copied so a 16-NIC node or a fault is one line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fabcheck::telemetry::testing {
+
+struct NicSpec {
+  std::string device;      // "mlx5_0"
+  std::string link_layer = "InfiniBand";  // or "Ethernet" (RoCE)
+  std::string netdev;      // "ibp24s0" / "ens1f0np0"; "" for none
+  std::string rate = "400 Gb/sec (4X NDR)";
+  std::string state = "4: ACTIVE";
+  std::string phys_state = "5: LinkUp";
+  bool pma = true;          // counters/ present
+  bool extended = true;     // PortCountersExtended (unicast/multicast files, 64-bit data)
+  bool no_pma_text = false;  // counters read "N/A (no PMA)" (old kernels)
+  bool rxe = false;         // soft-RoCE: no counters/, rxe hw_counters names
+  std::string garbage_counter;  // a counters/ file whose content is garbage ("" for none)
+  bool ethtool_dump = false;    // write /fabcheck/ethtool/<netdev>.txt (mlx5 `ethtool -S` names)
+  uint64_t seed = 1;        // counter values derive from it
+};
+
+struct FabricSpec {
+  std::string hostname = "gpu-node-07";
+  std::vector<NicSpec> nics;
+};
+
+// A DGX-like node: n NICs mlx5_0..n-1, InfiniBand NDR unless roce.
+FabricSpec GpuNode(int nics, bool roce = false);
+
+// Writes the tree under `root` (created; an existing tree is replaced).
+void WriteFabric(const std::string& root, const FabricSpec& spec);
+
+// Values the generator writes, for assertions: the raw file content of a
+// counter of NIC index i.
+uint64_t CounterValue(const NicSpec& nic, const std::string& file);
+
+// The files WriteFabric puts under counters/ and hw_counters/.
+std::vector<std::string> PmaCounterFiles(const NicSpec& nic);
+std::vector<std::string> HwCounterFiles(const NicSpec& nic);
+
+}  // namespace fabcheck::telemetry::testing
