@@ -8,3 +8,27 @@ cd "$(dirname "$0")/.."
 BUILD_DIR="${BUILD_DIR:-build}" ./scripts/build.sh >/dev/null
 bin="${BUILD_DIR:-build}/src/app/fabcheck"
 "$bin" version
+
+# Inventory exits 1 when some files were unreadable (listed at the end of its
+# report); that is a finding to read, not a failed run.
+inventory() {
+  local rc=0
+  "$bin" inventory "$@" || rc=$?
+  if [ "$rc" -gt 1 ]; then exit "$rc"; fi
+}
+
+echo
+echo "== This machine =="
+inventory
+
+if [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+  example=tests/data/captures/dgx-h100-example.tar.gz
+  echo
+  echo "== No RDMA device here: the bundled example capture of a GPU node ($example) =="
+  inventory --matrix --sysroot "$example"
+  if [ -f tests/data/captures/h200-1gpu.tar.gz ]; then
+    echo
+    echo "== A real capture: one H200 GPU virtual machine (tests/data/captures/h200-1gpu.tar.gz) =="
+    inventory --matrix --sysroot tests/data/captures/h200-1gpu.tar.gz
+  fi
+fi

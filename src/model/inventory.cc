@@ -334,10 +334,13 @@ void from_json(const json& j, Topology& v) {
   Get(j, "rails", v.rails);
 }
 
-void to_json(json& j, const HostInfo& v) { j = {{"hostname", v.hostname}, {"kernel", v.kernel}}; }
+void to_json(json& j, const HostInfo& v) {
+  j = {{"hostname", v.hostname}, {"kernel", v.kernel}, {"nvidia_driver", v.nvidia_driver}};
+}
 void from_json(const json& j, HostInfo& v) {
   Get(j, "hostname", v.hostname);
   Get(j, "kernel", v.kernel);
+  Get(j, "nvidia_driver", v.nvidia_driver);
 }
 
 void to_json(json& j, const Inventory& v) {

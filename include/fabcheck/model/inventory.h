@@ -197,6 +197,7 @@ struct Topology {
 struct HostInfo {
   std::string hostname;  // /proc/sys/kernel/hostname
   std::string kernel;    // /proc/sys/kernel/osrelease
+  std::string nvidia_driver;  // from NVML ("580.159.04"); empty when unknown
 };
 
 struct Inventory {

@@ -1,0 +1,73 @@
+// `fabcheck snapshot`: capture what the readers read on this node into a
+// tarball that `--sysroot` accepts anywhere. Parsing and wiring only.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "base/log.h"
+#include "fabcheck/version.h"
+#include "inventory/snapshot.h"
+#include "sys/sysroot.h"
+
+namespace {
+
+struct Options {
+  std::string output;
+  std::string sysroot;
+  bool json = false;
+};
+
+int Run(const Options& options) {
+  using namespace fabcheck;
+  auto root = options.sysroot.empty() ? Result<sys::SysRoot>(sys::SysRoot::Live()) : sys::SysRoot::Open(options.sysroot);
+  if (!root.ok()) {
+    LOG_ERROR("snapshot", "{}", root.status().message());
+    return kExitError;
+  }
+  auto result = inventory::TakeSnapshot(*root, options.output, kVersion);
+  if (!result.ok()) {
+    LOG_ERROR("snapshot", "{}", result.status().message());
+    return kExitError;
+  }
+  const auto& inv = result->inventory;
+  if (options.json) {
+    auto info = nlohmann::json::parse(result->info_json);
+    info["output"] = options.output;
+    info["counts"] = {{"rdma_devices", inv.rdma_devices.size()}, {"netdevs", inv.netdevs.size()},
+                      {"gpus", inv.gpus.size()},                 {"nics", inv.nics.size()},
+                      {"nvswitches", inv.nvswitches.size()},     {"warnings", inv.warnings.size()}};
+    std::cout << info.dump(2) << "\n";
+  } else {
+    std::cout << "wrote " << options.output << ": " << root->Describe() << ", host "
+              << (inv.host.hostname.empty() ? "?" : inv.host.hostname) << "; " << inv.rdma_devices.size()
+              << " RDMA device(s), " << inv.netdevs.size() << " netdev(s), " << inv.gpus.size() << " GPU(s), "
+              << inv.nics.size() << " NIC(s), " << inv.warnings.size() << " unreadable file(s)\n"
+              << "read it anywhere with: fabcheck inventory --sysroot " << options.output << "\n";
+  }
+  return kExitOk;
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand("snapshot", "Capture this node's sysfs/procfs evidence into a .tar.gz for offline use");
+  auto options = std::make_shared<Options>();
+  cmd->add_option("-o,--output", options->output, "The capture to write (FILE.tar.gz)")->required();
+  cmd->add_option("--sysroot", options->sysroot,
+                  "Capture from this directory or capture instead of the running node (to trim or re-pack)");
+  cmd->add_flag("--json", options->json, "Print the capture's info (host, kernel, time, version, counts) as JSON");
+  cmd->footer(
+      "Records exactly the files the readers read (class/infiniband, class/net, the PCI devices\n"
+      "and their bridges, devices/system/node, /proc/sys/kernel), the IP addresses, the\n"
+      "libibverbs and NVML answers, and /fabcheck/capture.json (host, kernel, UTC time,\n"
+      "fabcheck version). Never reads config space, resource, rom or vpd files.\n"
+      "\n"
+      "Examples:\n"
+      "  fabcheck snapshot -o $(hostname).tar.gz\n"
+      "  fabcheck inventory --sysroot node07.tar.gz --matrix    # on any machine");
+  return [options] { return Run(*options); };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"snapshot", 11, &Setup});
+
+}  // namespace

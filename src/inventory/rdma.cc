@@ -1,0 +1,142 @@
+#include "inventory/rdma.h"
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "base/units.h"
+#include "inventory/gid.h"
+
+namespace fabcheck::inventory {
+namespace {
+
+void ReadCodeAndName(Reader& reader, const std::string& path, std::optional<int>* code, std::string* name) {
+  auto text = reader.Attr(path);
+  if (!text) return;
+  int c = 0;
+  std::string n;
+  if (!ParseCodeAndName(*text, &c, &n)) {
+    reader.Warn(path, "unparsable '" + text->substr(0, 40) + "' (expected e.g. '4: ACTIVE')");
+    return;
+  }
+  *code = c;
+  *name = n;
+}
+
+std::optional<uint32_t> ReadHex(Reader& reader, const std::string& path) {
+  auto value = reader.Int(path, Need::kOptional, 16);
+  if (!value || *value < 0) return std::nullopt;
+  return static_cast<uint32_t>(*value);
+}
+
+std::vector<model::GidEntry> ReadGids(Reader& reader, const std::string& port_dir) {
+  std::vector<std::string> names = reader.List(port_dir + "/gids", Need::kOptional);
+  std::sort(names.begin(), names.end(), NaturalLess);
+  std::vector<model::GidEntry> gids;
+  for (const auto& name : names) {
+    auto index = ParseInt(name);
+    if (!index) continue;
+    std::string path = port_dir + "/gids/" + name;
+    // Unused slots read as zeros; tolerate an unreadable slot quietly too,
+    // since a 255-entry table with one odd slot should not drown the report.
+    auto text = reader.Attr(path, Need::kOptional);
+    if (!text || IsEmptyGid(*text)) continue;
+    model::GidEntry entry;
+    entry.index = static_cast<int>(*index);
+    if (!ParseGid(*text, &entry)) {
+      reader.Warn(path, "unparsable GID '" + text->substr(0, 48) + "'");
+      continue;
+    }
+    // EINVAL on IB ports and empty slots: optional.
+    entry.type = reader.Attr(port_dir + "/gid_attrs/types/" + name, Need::kOptional).value_or("");
+    entry.netdev = reader.Attr(port_dir + "/gid_attrs/ndevs/" + name, Need::kOptional).value_or("");
+    gids.push_back(std::move(entry));
+  }
+  return gids;
+}
+
+// The ibdev2netdev mapping: netdevs of the same PCI function, matched to the
+// port by dev_port (0-based); for RoCE the netdev of GID 0 when that fails.
+std::string PortNetdev(Reader& reader, const std::string& dev_dir, const model::RdmaPort& port) {
+  std::vector<std::string> netdevs = reader.List(dev_dir + "/device/net", Need::kOptional);
+  std::string fallback;
+  for (const auto& name : netdevs) {
+    auto dev_port = reader.Int(dev_dir + "/device/net/" + name + "/dev_port", Need::kOptional);
+    if (dev_port && *dev_port + 1 == port.port) return name;
+    if (fallback.empty() && !dev_port) fallback = name;
+  }
+  if (netdevs.size() == 1 && port.port == 1) return netdevs.front();
+  if (port.link_layer == "Ethernet") {
+    for (const auto& g : port.gids) {
+      if (g.index == 0 && !g.netdev.empty()) return g.netdev;
+    }
+  }
+  return fallback;
+}
+
+model::RdmaPort ReadPort(Reader& reader, const std::string& dev_dir, const std::string& number) {
+  model::RdmaPort port;
+  port.port = static_cast<int>(ParseInt(number).value_or(0));
+  std::string dir = dev_dir + "/ports/" + number;
+  ReadCodeAndName(reader, dir + "/state", &port.state_code, &port.state);
+  ReadCodeAndName(reader, dir + "/phys_state", &port.phys_state_code, &port.phys_state);
+  if (auto rate = reader.Attr(dir + "/rate")) {
+    port.rate_text = *rate;
+    auto parsed = ParseIbRate(*rate);
+    if (parsed.ok()) {
+      port.rate_gbps = parsed->gbps;
+      if (parsed->width > 0) port.width = parsed->width;
+      port.speed_name = parsed->speed_name;
+    } else {
+      reader.Warn(dir + "/rate", "unparsable rate '" + rate->substr(0, 40) + "' (expected e.g. '400 Gb/sec (4X NDR)')");
+    }
+  }
+  port.link_layer = reader.Attr(dir + "/link_layer").value_or("");
+  if (port.link_layer == "Unknown") port.link_layer.clear();
+  if (port.link_layer == "InfiniBand") {
+    port.lid = ReadHex(reader, dir + "/lid");
+    port.sm_lid = ReadHex(reader, dir + "/sm_lid");
+  }
+  port.gids = ReadGids(reader, dir);
+  port.nccl_gid_index = PickNcclGidIndex(port.link_layer, port.gids);
+  port.netdev = PortNetdev(reader, dev_dir, port);
+  return port;
+}
+
+}  // namespace
+
+std::vector<model::RdmaDevice> ReadRdmaDevices(Reader& reader) {
+  std::vector<std::string> names = reader.List(std::string(kInfinibandDir), Need::kOptional);
+  std::sort(names.begin(), names.end(), NaturalLess);
+  std::vector<model::RdmaDevice> devices;
+  for (const auto& name : names) {
+    // Resolve once: every later read then skips the class symlink.
+    std::string link = std::string(kInfinibandDir) + "/" + name;
+    auto resolved = reader.root().Resolve(link);
+    std::string dir = resolved.ok() ? *resolved : link;
+    model::RdmaDevice d;
+    d.name = name;
+    d.node_type = reader.Attr(dir + "/node_type", Need::kOptional).value_or("");
+    d.node_guid = reader.Attr(dir + "/node_guid", Need::kOptional).value_or("");
+    d.sys_image_guid = reader.Attr(dir + "/sys_image_guid", Need::kOptional).value_or("");
+    d.fw_ver = reader.Attr(dir + "/fw_ver").value_or("");
+    d.hca_type = reader.Attr(dir + "/hca_type", Need::kOptional).value_or("");
+    d.board_id = reader.Attr(dir + "/board_id", Need::kOptional).value_or("");
+    if (auto device = reader.root().Resolve(dir + "/device"); device.ok() && LooksLikeBdf(Basename(*device))) {
+      d.pci_bdf = Basename(*device);
+      if (auto numa = reader.Int(*device + "/numa_node", Need::kOptional); numa && *numa >= 0) {
+        d.numa_node = static_cast<int>(*numa);
+      }
+      d.local_cpulist = reader.Attr(*device + "/local_cpulist", Need::kOptional).value_or("");
+    }
+    std::vector<std::string> ports = reader.List(dir + "/ports");
+    std::sort(ports.begin(), ports.end(), NaturalLess);
+    for (const auto& number : ports) {
+      if (!ParseInt(number)) continue;
+      d.ports.push_back(ReadPort(reader, dir, number));
+    }
+    devices.push_back(std::move(d));
+  }
+  return devices;
+}
+
+}  // namespace fabcheck::inventory

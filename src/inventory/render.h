@@ -1,0 +1,25 @@
+// Human-readable inventory: compact tables for an 80-column terminal.
+// Text out only; the command decides where it goes.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "fabcheck/model/inventory.h"
+
+namespace fabcheck::inventory {
+
+struct RenderOptions {
+  bool matrix = false;  // add the GPU x NIC distance matrix and the rails
+  // How warnings name files ("/sys/..." by default); the command passes the
+  // sysroot's DisplayPath so a capture's name appears.
+  std::function<std::string(const std::string& path)> display_path;
+};
+
+std::string RenderInventory(const model::Inventory& inv, const RenderOptions& options);
+// Only the matrix, the rails and the legend.
+std::string RenderMatrix(const model::Inventory& inv);
+// "Gen5 x16", "Gen4 x8", "?" parts when unknown.
+std::string FormatLink(const std::optional<double>& gts, const std::optional<int>& width);
+
+}  // namespace fabcheck::inventory
