@@ -117,6 +117,8 @@ std::vector<model::NetDevice> ReadNetDevices(Reader& reader) {
   std::vector<model::NetDevice> out;
   for (const auto& name : names) {
     std::string dir = std::string(kNetDir) + "/" + name;
+    // bonding_masters is a file in this directory, not an interface.
+    if (!reader.root().IsDirectory(dir)) continue;
     if (auto resolved = reader.root().Resolve(dir); resolved.ok()) dir = *resolved;
     model::NetDevice n;
     n.name = name;
