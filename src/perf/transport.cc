@@ -223,6 +223,9 @@ Status ValidateTestParams(const TestParams& p) {
   if (p.bidir && p.test == model::PerfTest::kLat) {
     return InvalidArgumentError("--bidir applies to bandwidth tests (--test bw), a latency test is a ping-pong");
   }
+  if (p.test == model::PerfTest::kLat && p.streams != 1) {
+    return InvalidArgumentError("a latency test runs one ping-pong (--qps/--streams 1), as perftest's *_lat");
+  }
   for (const EndpointSpec* e : {&p.client, &p.server}) {
     if (e->port < 0 || e->port > 255) return InvalidArgumentError(fmt::format("--port {} out of range (1 .. 255)", e->port));
     if (e->gid_index && (*e->gid_index < 0 || *e->gid_index > 65535)) {
@@ -274,6 +277,11 @@ void from_json(const nlohmann::json& j, Capabilities& c) {
 }
 
 Status CheckCapabilities(const TestParams& p, const Capabilities& caps) {
+  RETURN_IF_ERROR(CheckCapabilities(p, caps, Role::kClient));
+  return CheckCapabilities(p, caps, Role::kServer);
+}
+
+Status CheckCapabilities(const TestParams& p, const Capabilities& caps, Role role) {
   std::string why = caps.notes.empty() ? "" : " (" + Join(caps.notes, "; ") + ")";
   if (!caps.Supports(p.op)) {
     return UnimplementedError(fmt::format("--op {} is not supported by the {} transport here{}",
@@ -289,8 +297,10 @@ Status CheckCapabilities(const TestParams& p, const Capabilities& caps) {
     return FailedPreconditionError(
         fmt::format("message size {} above this side's maximum {}", largest, caps.max_message));
   }
-  if ((p.client.mem.is_cuda() || p.server.mem.is_cuda()) && !caps.cuda_memory) {
-    return FailedPreconditionError("CUDA memory (--mem cuda:N) is unavailable here" + why);
+  if (p.local(role).mem.is_cuda() && !caps.cuda_memory) {
+    return FailedPreconditionError(fmt::format("CUDA memory ({} {}) is unavailable on the {}{}",
+                                               role == Role::kClient ? "--mem" : "--server-mem",
+                                               p.local(role).mem.ToString(), RoleName(role), why));
   }
   if (p.inline_size > 0 && p.inline_size > caps.max_inline) {
     return FailedPreconditionError(

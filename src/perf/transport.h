@@ -157,6 +157,8 @@ void to_json(nlohmann::json& j, const Capabilities& c);
 void from_json(const nlohmann::json& j, Capabilities& c);
 // FailedPrecondition/Unimplemented naming the first unsupported request item.
 Status CheckCapabilities(const TestParams& p, const Capabilities& caps);
+// The same for one side: only that side's memory type is checked against caps.
+Status CheckCapabilities(const TestParams& p, const Capabilities& caps, Role role);
 
 // The control connection as the transport sees it during Setup and RunSize.
 class ControlChannel {
@@ -192,7 +194,8 @@ struct LocalContext {
 // model::PerfSizeResult; transports never compute Gb/s or percentiles.
 struct SideMeasurement {
   uint64_t iterations = 0;     // measured iterations per stream/QP (warmup excluded)
-  // What this side sent in the measured phase (all streams together) and how
+  // What this side sent in the measured phase (all streams together; for
+  // read: what this side's posted reads fetched) and how
   // long it took, from the first post to the last completion (for TCP: to the
   // receiver's acknowledgement that it has everything).
   uint64_t tx_bytes = 0;
@@ -203,6 +206,7 @@ struct SideMeasurement {
   uint64_t rx_bytes = 0;
   uint64_t rx_messages = 0;
   double rx_elapsed_s = 0;
+  double rx_peak_gbps = 0;     // best window seen by the receiver; 0 when not measured
   // lat: the raw round-trip times in microseconds of the measured
   // iterations (iters-1 deltas of consecutive ping-pong timestamps, as
   // perftest), on the side that timed them (the client). Never halved here.

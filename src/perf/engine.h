@@ -1,0 +1,49 @@
+// The L3 engine: runs one test between a client and a `fabcheck perf serve`.
+//
+// The library API (as UCX's libperf): callers (the `perf` command, sweep, the
+// ladder) build TestParams, call RunClient and get a model::PerfResult back;
+// nothing here prints.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "fabcheck/model/perf.h"
+#include "perf/protocol.h"
+#include "perf/transport.h"
+
+namespace fabcheck::perf {
+
+struct ClientOptions {
+  std::string host;
+  int port = kDefaultPort;
+  TestParams params;
+  std::optional<std::string> token;  // the shared secret when the server wants one (--token-file)
+  std::chrono::milliseconds connect_timeout{10000};
+  std::chrono::milliseconds io_timeout{30000};
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// Runs the test. A Status when it could not start (bad parameters,
+// connection, handshake, refusal, transport setup); otherwise a PerfResult
+// whose `error` (and per-size `error`) say what failed mid-test, naming the
+// peer and the phase.
+Result<model::PerfResult> RunClient(const ClientOptions& options);
+
+// One side's part after the handshake, shared by client and server: transport
+// setup, the sizes in lock-step, the measurements exchanged. The client gets
+// the assembled result in *result (may be null on the server).
+Status RunSide(const TestParams& params, Transport& transport, FramedConnection& conn, const LocalContext& local,
+               model::PerfResult* result);
+
+// The figures of one size from both sides' raw measurements (pure; tested).
+model::PerfSizeResult AssembleSize(const TestParams& params, uint64_t size, const SideMeasurement& client,
+                                   const SideMeasurement& server);
+
+// The endpoint description this build puts on the wire (host, version).
+model::PerfEndpoint DescribeSide(const Transport& transport, const LocalContext& local);
+
+}  // namespace fabcheck::perf

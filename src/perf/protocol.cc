@@ -1,0 +1,237 @@
+#include "perf/protocol.h"
+
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "base/strings.h"
+#include "base/units.h"
+#include "perf/hmac.h"
+
+namespace fabcheck::perf {
+
+namespace {
+
+std::string ShowBytes(std::string_view bytes) {
+  std::string hex;
+  for (size_t i = 0; i < std::min<size_t>(bytes.size(), 8); ++i) {
+    hex += fmt::format("{}{:02x}", i ? " " : "", static_cast<unsigned char>(bytes[i]));
+  }
+  return hex;
+}
+
+// A hint when the bytes look like another protocol hit our port.
+std::string GuessProtocol(std::string_view head) {
+  if (StartsWith(head, "GET ") || StartsWith(head, "POST") || StartsWith(head, "HTTP")) return " (looks like HTTP)";
+  if (StartsWith(head, "SSH-")) return " (looks like SSH)";
+  if (head.size() >= 3 && head[0] == 0x16 && head[1] == 0x03) return " (looks like TLS)";
+  return "";
+}
+
+}  // namespace
+
+std::string EncodeFrame(const nlohmann::json& message) {
+  std::string payload = message.dump();
+  uint32_t len = static_cast<uint32_t>(payload.size());
+  std::string out(kFrameHeader, '\0');
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(kFrameMagic >> (24 - 8 * i));
+  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>(len >> (24 - 8 * i));
+  return out + payload;
+}
+
+Result<uint32_t> DecodeFrameHeader(std::string_view header, size_t max_payload) {
+  if (header.size() < kFrameHeader) return DataLossError("truncated frame header");
+  uint32_t magic = 0, len = 0;
+  for (int i = 0; i < 4; ++i) magic = (magic << 8) | static_cast<unsigned char>(header[i]);
+  for (int i = 0; i < 4; ++i) len = (len << 8) | static_cast<unsigned char>(header[4 + i]);
+  if (magic != kFrameMagic) {
+    return DataLossError(fmt::format("not a fabcheck perf frame (first bytes {}){}; is the peer a fabcheck perf "
+                                     "server/client of a compatible version?",
+                                     ShowBytes(header), GuessProtocol(header)));
+  }
+  if (len > max_payload) {
+    return DataLossError(fmt::format("frame of {} bytes above the limit of {} bytes", len, max_payload));
+  }
+  return len;
+}
+
+Result<nlohmann::json> DecodeFrame(std::string_view bytes, size_t max_payload) {
+  ASSIGN_OR_RETURN(uint32_t len, DecodeFrameHeader(bytes, max_payload));
+  if (bytes.size() - kFrameHeader != len) {
+    return DataLossError(fmt::format("frame says {} payload bytes, {} present", len, bytes.size() - kFrameHeader));
+  }
+  auto j = nlohmann::json::parse(bytes.substr(kFrameHeader), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return DataLossError("frame payload is not valid JSON");
+  if (!j.is_object() || !j.contains("type") || !j.at("type").is_string()) {
+    return DataLossError("frame payload is not a JSON object with a \"type\" string");
+  }
+  return j;
+}
+
+Status FramedConnection::Send(const nlohmann::json& message, std::string_view phase,
+                              std::chrono::milliseconds timeout) {
+  std::string frame = EncodeFrame(message);
+  return SendAllDeadline(fd_.get(), frame.data(), frame.size(), DeadlineAfter(timeout), cancel_,
+                         fmt::format("{} during {}", peer_, phase));
+}
+
+Result<nlohmann::json> FramedConnection::Receive(std::string_view phase, std::chrono::milliseconds timeout,
+                                                 size_t max_payload) {
+  std::string what = fmt::format("{} during {}", peer_, phase);
+  Deadline deadline = DeadlineAfter(timeout);
+  char header[kFrameHeader];
+  RETURN_IF_ERROR(RecvAllDeadline(fd_.get(), header, sizeof header, deadline, cancel_, what));
+  auto len = DecodeFrameHeader(std::string_view(header, sizeof header), max_payload);
+  if (!len.ok()) return len.status().WithContext(what);
+  std::string frame(header, sizeof header);
+  frame.resize(kFrameHeader + *len);
+  RETURN_IF_ERROR(RecvAllDeadline(fd_.get(), frame.data() + kFrameHeader, *len, deadline, cancel_, what));
+  auto j = DecodeFrame(frame, max_payload);
+  if (!j.ok()) return j.status().WithContext(what);
+  return j;
+}
+
+Result<nlohmann::json> FramedConnection::Expect(std::string_view type, std::string_view phase,
+                                                std::chrono::milliseconds timeout, size_t max_payload) {
+  ASSIGN_OR_RETURN(nlohmann::json j, Receive(phase, timeout, max_payload));
+  std::string got = j.at("type").get<std::string>();
+  if (got == type) return j;
+  std::string reason = j.contains("reason") && j["reason"].is_string()   ? j["reason"].get<std::string>()
+                       : j.contains("message") && j["message"].is_string() ? j["message"].get<std::string>()
+                                                                           : "";
+  if (got == "refuse") return FailedPreconditionError(fmt::format("{} refused during {}: {}", peer_, phase, reason));
+  if (got == "error") {
+    std::string where = j.value("phase", std::string(phase));
+    return AbortedError(fmt::format("{} failed during {}: {}", peer_, where, reason));
+  }
+  return DataLossError(fmt::format("{} during {}: expected a '{}' message, got '{}' (protocol mismatch)", peer_,
+                                   phase, type, got));
+}
+
+void FramedConnection::SendError(std::string_view phase, std::string_view message) {
+  nlohmann::json j = {{"type", "error"}, {"phase", phase}, {"message", message}};
+  // Not cancellable: a test stopped by the server (shutdown, --max-duration)
+  // still tells the client why.
+  std::string frame = EncodeFrame(j);
+  (void)SendAllDeadline(fd_.get(), frame.data(), frame.size(), DeadlineAfter(std::chrono::milliseconds(1000)),
+                        nullptr, peer_);
+}
+
+Result<int> NegotiateVersion(int client_min, int client_max, int server_min, int server_max) {
+  int best = std::min(client_max, server_max);
+  if (best >= std::max(client_min, server_min) && best >= 1) return best;
+  if (client_max < server_min) {
+    return FailedPreconditionError(fmt::format(
+        "protocol version mismatch: client speaks {}..{}, server needs {}..{}; upgrade fabcheck on the client",
+        client_min, client_max, server_min, server_max));
+  }
+  return FailedPreconditionError(fmt::format(
+      "protocol version mismatch: client needs {}..{}, server speaks {}..{}; upgrade fabcheck on the server",
+      client_min, client_max, server_min, server_max));
+}
+
+std::string ClientMac(std::string_view token, std::string_view server_nonce, std::string_view client_nonce) {
+  return ToHex(HmacSha256(token, fmt::format("fabcheck-perf client|{}|{}", server_nonce, client_nonce)));
+}
+
+std::string ServerMac(std::string_view token, std::string_view server_nonce, std::string_view client_nonce) {
+  return ToHex(HmacSha256(token, fmt::format("fabcheck-perf server|{}|{}", server_nonce, client_nonce)));
+}
+
+Result<std::string> ReadTokenFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError(errno, "token file " + path);
+  if ((st.st_mode & 0077) != 0) {
+    return PermissionDeniedError(fmt::format(
+        "token file {} is readable or writable by group/others (mode {:o}); run: chmod 600 {}", path,
+        st.st_mode & 0777, path));
+  }
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return NotFoundError(fmt::format("token file {} is empty", path));
+  std::string token(Trim(line));
+  if (token.size() < 8) {
+    return InvalidArgumentError(fmt::format(
+        "token in {} is shorter than 8 characters; make one with: head -c 32 /dev/urandom | base64 > {}", path, path));
+  }
+  return token;
+}
+
+void to_json(nlohmann::json& j, const ServerLimits& l) {
+  j = {{"max_clients", l.max_clients},
+       {"max_mem_per_client", l.max_mem_per_client},
+       {"max_mem_total", l.max_mem_total},
+       {"max_duration_s", l.max_duration_s},
+       {"max_streams", l.max_streams}};
+}
+
+double EstimatedDurationS(const TestParams& p) {
+  if (p.iters != 0) return 0;
+  return p.duration_s * static_cast<double>(p.sizes.size());
+}
+
+Status CheckLimits(const TestParams& p, const ServerLimits& limits, uint64_t memory_needed, uint64_t memory_in_use) {
+  if (p.streams > limits.max_streams) {
+    return ResourceExhaustedError(fmt::format("{} streams/QPs asked, this server allows {} (serve --max-streams)",
+                                              p.streams, limits.max_streams));
+  }
+  if (memory_needed > limits.max_mem_per_client) {
+    return ResourceExhaustedError(fmt::format(
+        "the test needs {} of buffers on the server, above its per-client limit {} (use fewer --streams or smaller "
+        "--sizes, or raise serve --max-mem)",
+        FormatSize(memory_needed), FormatSize(limits.max_mem_per_client)));
+  }
+  if (memory_in_use + memory_needed > limits.max_mem_total) {
+    return ResourceExhaustedError(fmt::format(
+        "the server has {} of buffers in use by other tests; {} more would exceed its total limit {} (retry later)",
+        FormatSize(memory_in_use), FormatSize(memory_needed), FormatSize(limits.max_mem_total)));
+  }
+  double estimate = EstimatedDurationS(p);
+  if (limits.max_duration_s > 0 && estimate > limits.max_duration_s) {
+    return ResourceExhaustedError(fmt::format(
+        "the test would run {:.0f} s ({} sizes x {} s), above the server's limit of {:.0f} s (serve --max-duration)",
+        estimate, p.sizes.size(), p.duration_s, limits.max_duration_s));
+  }
+  return Status::Ok();
+}
+
+void to_json(nlohmann::json& j, const SideMeasurement& m) {
+  j = {{"iterations", m.iterations},   {"tx_bytes", m.tx_bytes},         {"tx_messages", m.tx_messages},
+       {"tx_elapsed_s", m.tx_elapsed_s}, {"tx_peak_gbps", m.tx_peak_gbps}, {"rx_bytes", m.rx_bytes},
+       {"rx_messages", m.rx_messages}, {"rx_elapsed_s", m.rx_elapsed_s}, {"rx_peak_gbps", m.rx_peak_gbps},
+       {"validate_errors", m.validate_errors}, {"validate_detail", m.validate_detail}};
+  // rtt samples stay on the side that timed them; only their count travels.
+  j["rtt_samples"] = m.rtt_us.size();
+}
+
+void from_json(const nlohmann::json& j, SideMeasurement& m) {
+  m.iterations = j.value("iterations", uint64_t{0});
+  m.tx_bytes = j.value("tx_bytes", uint64_t{0});
+  m.tx_messages = j.value("tx_messages", uint64_t{0});
+  m.tx_elapsed_s = j.value("tx_elapsed_s", 0.0);
+  m.tx_peak_gbps = j.value("tx_peak_gbps", 0.0);
+  m.rx_bytes = j.value("rx_bytes", uint64_t{0});
+  m.rx_messages = j.value("rx_messages", uint64_t{0});
+  m.rx_elapsed_s = j.value("rx_elapsed_s", 0.0);
+  m.rx_peak_gbps = j.value("rx_peak_gbps", 0.0);
+  m.validate_errors = j.value("validate_errors", uint64_t{0});
+  m.validate_detail = j.value("validate_detail", "");
+}
+
+Result<nlohmann::json> FramedControlChannel::Exchange(std::string_view phase, const nlohmann::json& mine,
+                                                      std::chrono::milliseconds timeout) {
+  nlohmann::json out = {{"type", "phase"}, {"phase", phase}, {"body", mine}};
+  RETURN_IF_ERROR(conn_.Send(out, phase, timeout));
+  ASSIGN_OR_RETURN(nlohmann::json in, conn_.Expect("phase", phase, timeout, kMaxFrame));
+  std::string got = in.value("phase", "");
+  if (got != phase) {
+    return DataLossError(fmt::format("{}: out of step, expected phase '{}' but the peer is in '{}'", conn_.peer(),
+                                     phase, got));
+  }
+  return in.contains("body") ? in["body"] : nlohmann::json::object();
+}
+
+}  // namespace fabcheck::perf

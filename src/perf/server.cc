@@ -1,0 +1,205 @@
+#include "perf/server.h"
+
+#include <fmt/format.h>
+
+#include "base/log.h"
+#include "base/units.h"
+#include "fabcheck/version.h"
+#include "perf/engine.h"
+#include "perf/hmac.h"
+
+namespace fabcheck::perf {
+
+namespace {
+
+// Connections still in the handshake, beyond the running tests: enough for
+// honest clients, few enough that a flood cannot exhaust threads.
+int MaxPending(const ServerLimits& l) { return l.max_clients * 2 + 8; }
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
+  if (options.limits.max_clients < 1) return InvalidArgumentError("--max-clients must be 1 or more");
+  std::unique_ptr<Server> server(new Server(std::move(options)));
+  ASSIGN_OR_RETURN(server->listener_, ListenTcp(server->options_.bind, server->options_.port, 64));
+  server->port_ = LocalPort(server->listener_.get());
+  return server;
+}
+
+Server::~Server() {
+  Stop();
+  Reap(true);
+}
+
+void Server::Reap(bool all) {
+  std::list<Client> done;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      if (all || it->finished.load()) {
+        auto next = std::next(it);
+        done.splice(done.end(), clients_, it);
+        it = next;
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& c : done) {
+    if (all) c.cancel = true;
+    if (c.thread.joinable()) c.thread.join();
+  }
+}
+
+void Server::Run() {
+  LOG_INFO("perf", "serving on port {} (max {} clients, {} per client, {} total, {} s per test{})", port_,
+           options_.limits.max_clients, FormatSize(options_.limits.max_mem_per_client),
+           FormatSize(options_.limits.max_mem_total), options_.limits.max_duration_s,
+           options_.token ? ", token required" : "");
+  while (!stop_.load()) {
+    auto fd = AcceptWithDeadline(listener_.get(), DeadlineAfter(std::chrono::milliseconds(200)), &stop_);
+    // Watchdog and reaping run at least every 200 ms.
+    {
+      std::lock_guard lock(mu_);
+      int64_t now = NowNs();
+      for (auto& c : clients_) {
+        int64_t d = c.deadline_ns.load();
+        if (d != 0 && now > d && !c.cancel.load()) {
+          LOG_WARN("perf", "a test exceeded --max-duration {} s; stopping it", options_.limits.max_duration_s);
+          c.cancel = true;
+        }
+      }
+    }
+    Reap(false);
+    if (!fd.ok()) continue;
+    std::lock_guard lock(mu_);
+    if (static_cast<int>(clients_.size()) >= options_.limits.max_clients + MaxPending(options_.limits)) {
+      // Too many connections already: close this one before reading anything.
+      ++refused_;
+      LOG_WARN("perf", "refused a connection from {}: too many connections in progress", PeerName(fd->get()));
+      continue;
+    }
+    Client& c = clients_.emplace_back();
+    c.thread = std::thread(&Server::Handle, this, std::move(*fd), std::ref(c));
+  }
+  Reap(true);
+}
+
+void Server::Handle(UniqueFd fd, Client& me) {
+  std::string peer = PeerName(fd.get());
+  std::string local_addr = LocalAddress(fd.get());
+  std::string peer_addr = PeerAddress(fd.get());
+  FramedConnection conn(std::move(fd), "client " + peer, &me.cancel);
+  Status s;
+  try {
+    s = Serve(conn, me, local_addr, peer_addr);
+  } catch (const std::exception& e) {
+    // Malformed input that slipped past a check: this client ends, the server goes on.
+    s = DataLossError(fmt::format("client {}: malformed message ({})", peer, e.what()));
+    conn.SendError("request", s.message());
+  }
+  if (!s.ok()) LOG_WARN("perf", "{}", s.message());
+  me.finished = true;
+}
+
+Status Server::Serve(FramedConnection& conn, Client& me, const std::string& local_addr,
+                     const std::string& peer_addr) {
+  const ServerLimits& limits = options_.limits;
+  auto hs = limits.handshake_timeout;
+  auto refuse = [&](std::string_view phase, const std::string& reason) {
+    ++refused_;
+    (void)conn.Send({{"type", "refuse"}, {"reason", reason}}, phase, hs);
+    return FailedPreconditionError(fmt::format("refused {} during {}: {}", conn.peer(), phase, reason));
+  };
+
+  // Before authentication: small frames, short timeouts, nothing allocated.
+  ASSIGN_OR_RETURN(nlohmann::json hello, conn.Expect("hello", "handshake", hs, kMaxPreAuthFrame));
+  int cmin = hello.value("protocol_min", 0), cmax = hello.value("protocol_max", 0);
+  std::string client_nonce = hello.value("nonce", "");
+  auto version = NegotiateVersion(cmin, cmax, kMinProtocolVersion, kProtocolVersion);
+  if (!version.ok()) return refuse("handshake", version.status().message());
+  if (client_nonce.size() < 16 || client_nonce.size() > 128) return refuse("handshake", "missing or bad nonce");
+  ASSIGN_OR_RETURN(std::string raw, RandomBytes(16));
+  std::string nonce = ToHex(raw);
+  RETURN_IF_ERROR(conn.Send({{"type", "hello"},
+                             {"protocol", *version},
+                             {"fabcheck_version", kVersion},
+                             {"auth", options_.token ? kAuthScheme : "none"},
+                             {"nonce", nonce}},
+                            "handshake", hs));
+  if (options_.token) {
+    ASSIGN_OR_RETURN(nlohmann::json auth, conn.Expect("auth", "authentication", hs, kMaxPreAuthFrame));
+    if (!ConstantTimeEqual(auth.value("mac", ""), ClientMac(*options_.token, nonce, client_nonce))) {
+      return refuse("authentication", "authentication failed: wrong token (check --token-file on both sides)");
+    }
+  }
+  ASSIGN_OR_RETURN(nlohmann::json request, conn.Expect("request", "request", hs, 64 * 1024));
+
+  // Validate the request against this server before allocating anything.
+  auto params = ParseTestParams(request.value("params", nlohmann::json()));
+  if (!params.ok()) return refuse("request", params.status().message());
+  if (Status v = ValidateTestParams(*params); !v.ok()) return refuse("request", v.message());
+  auto transport = CreateTransport(params->transport);
+  if (!transport.ok()) return refuse("request", transport.status().message());
+  if (Status c = CheckCapabilities(*params, (*transport)->GetCapabilities(), Role::kServer); !c.ok()) {
+    return refuse("request", c.message());
+  }
+  uint64_t memory = (*transport)->MemoryNeeded(*params, Role::kServer);
+  {
+    std::lock_guard lock(mu_);
+    if (running_ >= limits.max_clients) {
+      return refuse("request", fmt::format("server busy: {} tests running, its limit is {} (retry later, or raise "
+                                           "serve --max-clients)",
+                                           running_, limits.max_clients));
+    }
+    if (Status l = CheckLimits(*params, limits, memory, mem_in_use_); !l.ok()) return refuse("request", l.message());
+    ++running_;
+    mem_in_use_ += memory;
+  }
+  ++active_;
+  if (limits.max_duration_s > 0) {
+    me.deadline_ns = NowNs() + static_cast<int64_t>(limits.max_duration_s * 1e9);
+  }
+  nlohmann::json accept = {{"type", "accept"},
+                           {"protocol", *version},
+                           {"capabilities", (*transport)->GetCapabilities()},
+                           {"limits", limits}};
+  if (options_.token) accept["server_mac"] = ServerMac(*options_.token, nonce, client_nonce);
+  Status s = conn.Send(accept, "request", hs);
+
+  if (s.ok()) {
+    LocalContext local;
+    local.role = Role::kServer;
+    local.spec = &params->server;
+    local.control_local_addr = local_addr;
+    local.control_peer_addr = peer_addr;
+    local.connect_timeout = options_.connect_timeout;
+    local.io_timeout = options_.io_timeout;
+    local.cancel = &me.cancel;
+    s = RunSide(*params, **transport, conn, local, nullptr);
+    if (!s.ok() && me.cancel.load() && !stop_.load()) {
+      s = s.WithContext(fmt::format("stopped by the server limit --max-duration {} s", limits.max_duration_s));
+    }
+  }
+  transport->reset();  // buffers and connections go before the memory is released
+  {
+    std::lock_guard lock(mu_);
+    --running_;
+    mem_in_use_ -= memory;
+  }
+  --active_;
+  if (s.ok()) {
+    ++completed_;
+    LOG_INFO("perf", "{}: {} {} test done", conn.peer(), TransportName(params->transport),
+             model::PerfTestName(params->test));
+  } else {
+    ++failed_;
+  }
+  return s;
+}
+
+}  // namespace fabcheck::perf

@@ -1,0 +1,87 @@
+// Internals of the TCP transport shared by its files (not a public API).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "perf/socket.h"
+#include "perf/transport.h"
+
+namespace fabcheck::perf::tcp {
+
+// Data sockets wake up this often when idle, so cancel flags, targets and the
+// idle timeout are seen without a poll() per call in the hot loop.
+inline constexpr std::chrono::milliseconds kIdleSlice{50};
+
+// The --validate pattern: message `index` of stream `stream`; both sides
+// compute it, so no reference copy travels.
+uint64_t PatternSeed(int stream, uint64_t index);
+void FillPattern(char* buf, size_t len, uint64_t seed);
+// Offset of the first wrong byte, or nullopt when the buffer matches.
+std::optional<size_t> CheckPattern(const char* buf, size_t len, uint64_t seed);
+
+// 10 ms buckets of bytes moved, shared by a side's threads; the peak is the
+// best full bucket (the first and last, partial, are ignored).
+class PeakMeter {
+ public:
+  explicit PeakMeter(Clock::time_point start, size_t buckets = 65536)
+      : start_(start), buckets_(std::make_unique<std::atomic<uint64_t>[]>(buckets)), count_(buckets) {}
+  void Add(Clock::time_point now, uint64_t bytes);
+  double PeakGbps() const;
+
+ private:
+  static constexpr double kBucketS = 0.010;
+  Clock::time_point start_;
+  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;
+  size_t count_;
+  std::atomic<size_t> last_{0};
+  std::atomic<size_t> first_{SIZE_MAX};
+};
+
+// An aligned host buffer touched by the calling thread (first touch places it
+// on that thread's NUMA node).
+struct AlignedBuffer {
+  explicit AlignedBuffer(size_t len);
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  char* data = nullptr;
+  size_t size = 0;
+};
+
+// Everything a data thread needs to fail cleanly: the cancel flags and the
+// longest it may wait without progress.
+struct WaitContext {
+  const std::atomic<bool>* cancel = nullptr;  // engine shutdown
+  const std::atomic<bool>* abort = nullptr;   // another thread of this test failed
+  std::chrono::milliseconds idle_timeout{30000};
+  std::string peer;                           // for messages
+  bool stopped() const {
+    return (cancel != nullptr && cancel->load(std::memory_order_relaxed)) ||
+           (abort != nullptr && abort->load(std::memory_order_relaxed));
+  }
+};
+
+// Full send/receive on a socket with SO_*TIMEO = kIdleSlice.
+Status SendFull(int fd, const char* data, size_t len, const WaitContext& wait, const char* phase);
+Status RecvFull(int fd, char* data, size_t len, const WaitContext& wait, const char* phase);
+
+// The netdev owning `local_addr` ("" when none), its MTU and NUMA node.
+struct NetPlacement {
+  std::string netdev;
+  int mtu = 0;
+  std::optional<int> numa_node;  // the NIC's node; nullopt for virtual devices / unknown
+};
+NetPlacement FindNetPlacement(const std::string& local_addr);
+// CPUs of `node` allowed to this process; empty when unknown.
+std::vector<int> CpusOfNode(int node);
+// Pins the calling thread to `cpus` (no-op when empty).
+void PinThread(const std::vector<int>& cpus);
+
+}  // namespace fabcheck::perf::tcp

@@ -1,0 +1,29 @@
+// The per-size loops of the TCP transport (bandwidth and ping-pong latency).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/fd.h"
+#include "base/status.h"
+#include "perf/transport.h"
+
+namespace fabcheck::dl {
+struct CudaApi;
+}
+
+namespace fabcheck::perf::tcp {
+
+struct RunContext {
+  const TestParams& params;
+  const LocalContext& local;
+  std::vector<UniqueFd>& socks;  // streams (x2 with bidir: even = client->server, odd = server->client)
+  const std::vector<int>& cpus;  // pin data threads here (empty: not pinned)
+  const dl::CudaApi* cuda;       // non-null: buffers live on GPU local.spec->mem.cuda_device, staged
+  std::string peer;
+};
+
+Result<SideMeasurement> RunBandwidth(const RunContext& ctx, uint64_t size, ControlChannel& control);
+Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, ControlChannel& control);
+
+}  // namespace fabcheck::perf::tcp

@@ -1,0 +1,205 @@
+// Helpers of the TCP transport: patterns, the peak meter, buffers, data-socket
+// I/O with idle timeouts, and placement (netdev, NUMA node, CPUs).
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/strings.h"
+#include "base/units.h"
+#include "perf/tcp_internal.h"
+#include "sys/sysroot.h"
+
+namespace fabcheck::perf::tcp {
+
+uint64_t PatternSeed(int stream, uint64_t index) {
+  return (index + 1) * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(stream) << 48);
+}
+
+namespace {
+inline uint64_t PatternWord(uint64_t seed, uint64_t word) { return seed ^ (word * 0xBF58476D1CE4E5B9ull); }
+}  // namespace
+
+void FillPattern(char* buf, size_t len, uint64_t seed) {
+  size_t words = len / 8;
+  for (size_t w = 0; w < words; ++w) {
+    uint64_t v = PatternWord(seed, w);
+    std::memcpy(buf + 8 * w, &v, 8);
+  }
+  uint64_t v = PatternWord(seed, words);
+  std::memcpy(buf + 8 * words, &v, len - 8 * words);
+}
+
+std::optional<size_t> CheckPattern(const char* buf, size_t len, uint64_t seed) {
+  size_t words = len / 8;
+  for (size_t w = 0; w < words; ++w) {
+    uint64_t v = PatternWord(seed, w);
+    if (std::memcmp(buf + 8 * w, &v, 8) != 0) {
+      for (size_t b = 0; b < 8; ++b) {
+        if (buf[8 * w + b] != reinterpret_cast<const char*>(&v)[b]) return 8 * w + b;
+      }
+    }
+  }
+  uint64_t v = PatternWord(seed, words);
+  for (size_t b = 0; b < len - 8 * words; ++b) {
+    if (buf[8 * words + b] != reinterpret_cast<const char*>(&v)[b]) return 8 * words + b;
+  }
+  return std::nullopt;
+}
+
+void PeakMeter::Add(Clock::time_point now, uint64_t bytes) {
+  double s = std::chrono::duration<double>(now - start_).count();
+  if (s < 0) return;
+  size_t i = static_cast<size_t>(s / kBucketS);
+  if (i >= count_) return;
+  buckets_[i].fetch_add(bytes, std::memory_order_relaxed);
+  size_t last = last_.load(std::memory_order_relaxed);
+  while (i > last && !last_.compare_exchange_weak(last, i, std::memory_order_relaxed)) {
+  }
+  size_t first = first_.load(std::memory_order_relaxed);
+  while (i < first && !first_.compare_exchange_weak(first, i, std::memory_order_relaxed)) {
+  }
+}
+
+double PeakMeter::PeakGbps() const {
+  size_t first = first_.load(), last = last_.load();
+  if (first == SIZE_MAX || last < first + 2) return 0;  // need one full bucket between partial ends
+  uint64_t best = 0;
+  for (size_t i = first + 1; i < last; ++i) best = std::max<uint64_t>(best, buckets_[i].load());
+  return static_cast<double>(best) * 8 / kBucketS / 1e9;
+}
+
+AlignedBuffer::AlignedBuffer(size_t len) {
+  size = len;
+  size_t rounded = (len + 4095) / 4096 * 4096;
+  data = static_cast<char*>(std::aligned_alloc(4096, rounded == 0 ? 4096 : rounded));
+  if (data != nullptr) std::memset(data, 0, rounded);
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(data); }
+
+namespace {
+
+Status IdleCheck(Clock::time_point last_progress, const WaitContext& wait, const char* phase, const char* doing) {
+  if (wait.stopped()) return CancelledError(fmt::format("{} during {}: test stopped while {} (another stream failed, the server is "
+                                     "shutting down, or the test ran past the server's --max-duration)",
+                                     wait.peer, phase, doing));
+  if (Clock::now() - last_progress > wait.idle_timeout) {
+    return DeadlineExceededError(fmt::format("{} during {}: no progress for {} while {} (peer stalled or gone?)",
+                                             wait.peer, phase, FormatDuration(wait.idle_timeout.count() / 1000.0),
+                                             doing));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SendFull(int fd, const char* data, size_t len, const WaitContext& wait, const char* phase) {
+  auto last = Clock::now();
+  while (len > 0) {
+    ssize_t n = ::send(fd, data, len, MSG_NOSIGNAL);
+    if (n > 0) {
+      data += n;
+      len -= static_cast<size_t>(n);
+      if (len > 0) last = Clock::now();
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      RETURN_IF_ERROR(IdleCheck(last, wait, phase, "sending"));
+      continue;
+    }
+    return ErrnoError(errno, fmt::format("{} during {}: send on a data connection", wait.peer, phase));
+  }
+  return Status::Ok();
+}
+
+Status RecvFull(int fd, char* data, size_t len, const WaitContext& wait, const char* phase) {
+  auto last = Clock::now();
+  while (len > 0) {
+    ssize_t n = ::recv(fd, data, len, MSG_WAITALL);
+    if (n > 0) {
+      data += n;
+      len -= static_cast<size_t>(n);
+      if (len > 0) last = Clock::now();
+      continue;
+    }
+    if (n == 0) {
+      return UnavailableError(fmt::format("{} during {}: data connection closed by the peer", wait.peer, phase));
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      RETURN_IF_ERROR(IdleCheck(last, wait, phase, "receiving"));
+      continue;
+    }
+    return ErrnoError(errno, fmt::format("{} during {}: recv on a data connection", wait.peer, phase));
+  }
+  return Status::Ok();
+}
+
+NetPlacement FindNetPlacement(const std::string& local_addr) {
+  NetPlacement out;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return out;
+  for (ifaddrs* ifa = list; ifa != nullptr; ifa = ifa->ifa_next) {
+    if (ifa->ifa_addr == nullptr) continue;
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (ifa->ifa_addr->sa_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(ifa->ifa_addr)->sin_addr, buf, sizeof buf);
+    } else if (ifa->ifa_addr->sa_family == AF_INET6) {
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(ifa->ifa_addr)->sin6_addr, buf, sizeof buf);
+    } else {
+      continue;
+    }
+    if (local_addr == buf) {
+      out.netdev = ifa->ifa_name;
+      break;
+    }
+  }
+  ::freeifaddrs(list);
+  if (out.netdev.empty()) return out;
+  auto root = sys::SysRoot::Live();
+  std::string base = "/sys/class/net/" + out.netdev;
+  if (auto mtu = root.ReadAttribute(base + "/mtu"); mtu.ok()) {
+    if (auto v = ParseInt(*mtu)) out.mtu = static_cast<int>(*v);
+  }
+  if (auto node = root.ReadAttribute(base + "/device/numa_node"); node.ok()) {
+    if (auto v = ParseInt(*node); v && *v >= 0) out.numa_node = static_cast<int>(*v);
+  }
+  return out;
+}
+
+std::vector<int> CpusOfNode(int node) {
+  auto root = sys::SysRoot::Live();
+  auto text = root.ReadAttribute(fmt::format("/sys/devices/system/node/node{}/cpulist", node));
+  if (!text.ok()) return {};
+  auto cpus = ParseCpuList(*text);
+  if (!cpus.ok()) return {};
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return *cpus;
+  std::vector<int> out;
+  for (int c : *cpus) {
+    if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) out.push_back(c);
+  }
+  return out;
+}
+
+void PinThread(const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) {
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+  }
+  (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
+}
+
+}  // namespace fabcheck::perf::tcp
