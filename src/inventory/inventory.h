@@ -13,6 +13,8 @@
 
 namespace fabcheck::inventory {
 
+class Reader;
+
 struct ReadOptions {
   // On a live node, also ask libibverbs and NVML (and record their answers
   // when the root is recording). Off in tests that must not touch the host.
@@ -22,6 +24,6 @@ struct ReadOptions {
 model::Inventory ReadInventory(const sys::SysRoot& root, const ReadOptions& options = {});
 
 // NUMA nodes from /sys/devices/system/node (empty when the kernel has none).
-std::vector<model::NumaNode> ReadNumaNodes(class Reader& reader);
+std::vector<model::NumaNode> ReadNumaNodes(Reader& reader);
 
 }  // namespace fabcheck::inventory

@@ -67,7 +67,7 @@ TEST(InventoryCliTest, HelpTeachesWithExamples) {
   EXPECT_NE(out.find("snapshot -o"), std::string::npos);
 }
 
-TEST(SnapshotCliTest, SnapshotThenInventoryOfTheCapture) {
+TEST(InventorySnapshotCliTest, SnapshotThenInventoryOfTheCapture) {
   std::string capture = ScratchDir() + "/cli.tar.gz";
   std::string out;
   ASSERT_EQ(RunCommand(Bin() + " snapshot --sysroot " + FixtureDir("dgx-h100") + " -o " + capture, &out), 0) << out;

@@ -39,22 +39,22 @@ bool HasWarning(const model::Inventory& inv, const std::string& path_suffix, con
   });
 }
 
-TEST(GoldenTest, DgxH100MatchesGolden) {
+TEST(InventoryGoldenTest, DgxH100MatchesGolden) {
   auto inv = ReadFixture("dgx-h100");
   EXPECT_EQ(CheckGolden("dgx-h100", Comparable(inv)), "");
 }
 
-TEST(GoldenTest, RoceMatchesGolden) {
+TEST(InventoryGoldenTest, RoceMatchesGolden) {
   auto inv = ReadFixture("roce");
   EXPECT_EQ(CheckGolden("roce", Comparable(inv)), "");
 }
 
-TEST(GoldenTest, BrokenMatchesGolden) {
+TEST(InventoryGoldenTest, BrokenMatchesGolden) {
   auto inv = ReadFixture("broken");
   EXPECT_EQ(CheckGolden("broken", Comparable(inv)), "");
 }
 
-TEST(GoldenTest, BundledCapturesMatchGoldens) {
+TEST(InventoryGoldenTest, BundledCapturesMatchGoldens) {
   for (const std::string name : {"dgx-h100-example", "h200-1gpu"}) {
     std::string path = std::string(FABCHECK_TESTDATA_DIR) + "/captures/" + name + ".tar.gz";
     auto root = sys::SysRoot::Open(path);
@@ -65,7 +65,7 @@ TEST(GoldenTest, BundledCapturesMatchGoldens) {
   }
 }
 
-TEST(DgxH100Test, EveryPartIsFound) {
+TEST(InventoryDgxH100Test, EveryPartIsFound) {
   auto inv = ReadFixture("dgx-h100");
   EXPECT_EQ(inv.gpus.size(), 8u);
   EXPECT_EQ(inv.nvswitches.size(), 4u);
@@ -93,7 +93,7 @@ TEST(DgxH100Test, EveryPartIsFound) {
   EXPECT_EQ(roce->netdev, "ens6f0np0");
 }
 
-TEST(DgxH100Test, EachGpuPairsWithTheNicOnItsSwitch) {
+TEST(InventoryDgxH100Test, EachGpuPairsWithTheNicOnItsSwitch) {
   auto inv = ReadFixture("dgx-h100");
   ASSERT_EQ(inv.topology.rails.size(), 8u);
   for (int g = 0; g < 8; ++g) {
@@ -112,7 +112,7 @@ TEST(DgxH100Test, EachGpuPairsWithTheNicOnItsSwitch) {
   EXPECT_EQ(inv.gpus[0].pci.root_complex, "pci0000:15");
 }
 
-TEST(RoceTest, NcclGidSkipsIpv6AndV1AndFindsTheVlanAddress) {
+TEST(InventoryRoceTest, NcclGidSkipsIpv6AndV1AndFindsTheVlanAddress) {
   auto inv = ReadFixture("roce");
   const auto* p0 = Port(inv, "mlx5_0");
   ASSERT_NE(p0, nullptr);
@@ -137,7 +137,7 @@ TEST(RoceTest, NcclGidSkipsIpv6AndV1AndFindsTheVlanAddress) {
   EXPECT_EQ(inv.topology.distance[1][0], model::PathType::kNode);
 }
 
-TEST(BrokenTest, FaultsShowAsUnknownWithWarningsNamingTheFile) {
+TEST(InventoryBrokenTest, FaultsShowAsUnknownWithWarningsNamingTheFile) {
   auto inv = ReadFixture("broken");
   // Missing file: unknown, warned.
   const auto* d0 = inv.FindRdmaDevice("mlx5_0");
@@ -180,7 +180,7 @@ TEST(BrokenTest, FaultsShowAsUnknownWithWarningsNamingTheFile) {
   EXPECT_TRUE(HasWarning(inv, "/fabcheck/nvml.json", "unparsable"));
 }
 
-TEST(BrokenTest, DegradedLinkAndCrossSocketGpusAreVisible) {
+TEST(InventoryBrokenTest, DegradedLinkAndCrossSocketGpusAreVisible) {
   auto inv = ReadFixture("broken");
   const auto* nic = inv.FindNic("mlx5_0");
   ASSERT_NE(nic, nullptr);

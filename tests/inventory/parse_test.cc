@@ -22,7 +22,7 @@ model::GidEntry Gid(int index, const std::string& text, const std::string& type,
   return g;
 }
 
-TEST(GidTest, ParsesIpv4MappedIpv6AndLinkLocal) {
+TEST(InventoryGidTest, ParsesIpv4MappedIpv6AndLinkLocal) {
   model::GidEntry g;
   ASSERT_TRUE(ParseGid("0000:0000:0000:0000:0000:ffff:0a00:0a05\n", &g));
   EXPECT_TRUE(g.ipv4);
@@ -42,7 +42,7 @@ TEST(GidTest, ParsesIpv4MappedIpv6AndLinkLocal) {
   EXPECT_FALSE(IsEmptyGid("fe80:0000:0000:0000:ba59:9fff:fed4:4a2e"));
 }
 
-TEST(GidTest, NcclPicksTheFirstRoceV2Ipv4NonLinkLocalEntry) {
+TEST(InventoryGidTest, NcclPicksTheFirstRoceV2Ipv4NonLinkLocalEntry) {
   std::vector<model::GidEntry> table = {
       Gid(0, "fe80:0000:0000:0000:ba59:9fff:fed4:4a2e", "IB/RoCE v1"),
       Gid(1, "fe80:0000:0000:0000:ba59:9fff:fed4:4a2e", "RoCE v2"),
@@ -66,7 +66,7 @@ model::PciFunction Fn(const std::string& rc, std::vector<std::string> bridges, s
   return f;
 }
 
-TEST(TopologyTest, ClassifiesAsNvidiaSmiDoes) {
+TEST(InventoryTopologyTest, ClassifiesAsNvidiaSmiDoes) {
   auto gpu = Fn("pci0000:15", {"0000:15:01.0", "0000:16:00.0", "0000:17:01.0"}, 0);
   auto same_switch = Fn("pci0000:15", {"0000:15:01.0", "0000:16:00.0", "0000:17:00.0"}, 0);
   auto deeper = Fn("pci0000:15", {"0000:15:01.0", "0000:16:00.0", "0000:17:02.0", "0000:30:00.0", "0000:31:00.0"}, 0);
@@ -85,7 +85,7 @@ TEST(TopologyTest, ClassifiesAsNvidiaSmiDoes) {
   EXPECT_EQ(Classify(Fn("pci0000:00", {}, std::nullopt), Fn("pci0000:00", {}, std::nullopt)), PathType::kPhb);
 }
 
-TEST(TopologyTest, RailsBalanceGpusOverEquallyNearNics) {
+TEST(InventoryTopologyTest, RailsBalanceGpusOverEquallyNearNics) {
   // 4 GPUs, 2 RDMA NICs, all on one host bridge (PHB to each): two GPUs per NIC.
   std::vector<model::Gpu> gpus(4);
   for (int i = 0; i < 4; ++i) {
@@ -116,7 +116,7 @@ TEST(TopologyTest, RailsBalanceGpusOverEquallyNearNics) {
   EXPECT_EQ(t.distance[3][2], PathType::kPix);
 }
 
-TEST(TopologyTest, ConstrainedGpuChoosesFirst) {
+TEST(InventoryTopologyTest, ConstrainedGpuChoosesFirst) {
   // GPU1 is PIX to mlx5_0 only; GPU0 is PHB to both. Taking GPUs in index
   // order would give GPU0 mlx5_0 and crowd GPU1; the constrained GPU goes first.
   std::vector<model::Gpu> gpus(2);
@@ -139,7 +139,7 @@ TEST(TopologyTest, ConstrainedGpuChoosesFirst) {
   EXPECT_FALSE(t.rails[0].shared);
 }
 
-TEST(ReaderHelpersTest, NaturalOrderBdfAndStateParsing) {
+TEST(InventoryReaderHelpersTest, NaturalOrderBdfAndStateParsing) {
   EXPECT_TRUE(NaturalLess("mlx5_2", "mlx5_10"));
   EXPECT_FALSE(NaturalLess("mlx5_10", "mlx5_2"));
   EXPECT_TRUE(NaturalLess("eth0", "eth0.100"));
@@ -157,7 +157,7 @@ TEST(ReaderHelpersTest, NaturalOrderBdfAndStateParsing) {
   EXPECT_FALSE(ParseCodeAndName("x: ACTIVE", &code, &name));
 }
 
-TEST(PciTest, ClassifiesByClassAndVendor) {
+TEST(InventoryPciTest, ClassifiesByClassAndVendor) {
   EXPECT_EQ(ClassifyPci("0x030200", "0x10de"), PciKind::kGpu);
   EXPECT_EQ(ClassifyPci("0x030000", "0x10de"), PciKind::kGpu);
   EXPECT_EQ(ClassifyPci("0x030000", "0x1a03"), PciKind::kOther);  // a BMC's VGA is no GPU
@@ -167,7 +167,7 @@ TEST(PciTest, ClassifiesByClassAndVendor) {
   EXPECT_EQ(ClassifyPci("0x060400", "0x1000"), PciKind::kOther);
 }
 
-TEST(ModelTest, JsonRoundTripsAndRejectsOtherSchemas) {
+TEST(InventoryModelTest, JsonRoundTripsAndRejectsOtherSchemas) {
   model::Inventory inv;
   inv.source = "directory /x";
   model::RdmaDevice d;

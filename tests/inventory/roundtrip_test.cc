@@ -18,9 +18,9 @@ using testing::Comparable;
 using testing::FixtureDir;
 using testing::ScratchDir;
 
-class RoundTripTest : public ::testing::TestWithParam<std::string> {};
+class InventoryRoundTripTest : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(RoundTripTest, CaptureReadsLikeTheDirectory) {
+TEST_P(InventoryRoundTripTest, CaptureReadsLikeTheDirectory) {
   auto dir = sys::SysRoot::Open(FixtureDir(GetParam()));
   ASSERT_TRUE(dir.ok()) << dir.status().ToString();
   nlohmann::json from_dir = Comparable(ReadInventory(*dir));
@@ -48,9 +48,9 @@ TEST_P(RoundTripTest, CaptureReadsLikeTheDirectory) {
   EXPECT_TRUE(cap->ReadFile("/fabcheck/capture.json").ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, RoundTripTest, ::testing::Values("dgx-h100", "roce", "broken"));
+INSTANTIATE_TEST_SUITE_P(Fixtures, InventoryRoundTripTest, ::testing::Values("dgx-h100", "roce", "broken"));
 
-TEST(SnapshotTest, NeverReadsConfigVpdOrOtherUnneededFiles) {
+TEST(InventorySnapshotTest, NeverReadsConfigVpdOrOtherUnneededFiles) {
   std::string capture = ScratchDir() + "/traps.tar.gz";
   auto root = sys::SysRoot::Open(FixtureDir("dgx-h100"));
   ASSERT_TRUE(root.ok());
@@ -70,7 +70,7 @@ TEST(SnapshotTest, NeverReadsConfigVpdOrOtherUnneededFiles) {
   EXPECT_GT(files, 100);
 }
 
-TEST(SnapshotTest, RegisteredReadersAddTheirFiles) {
+TEST(InventorySnapshotTest, RegisteredReadersAddTheirFiles) {
   // How doctor and the exporter hook in: their reads land in the capture.
   static bool ran = false;
   RegisterSnapshotReader("test-extra", [](const sys::SysRoot& root) {
@@ -92,7 +92,7 @@ TEST(SnapshotTest, RegisteredReadersAddTheirFiles) {
   EXPECT_EQ(names.back(), "test-extra");
 }
 
-TEST(BadSysrootTest, NotASysrootIsAClearError) {
+TEST(InventoryBadSysrootTest, NotASysrootIsAClearError) {
   std::string empty = ScratchDir() + "/empty-dir";
   fs::create_directories(empty);
   auto dir = sys::SysRoot::Open(empty);
@@ -105,7 +105,7 @@ TEST(BadSysrootTest, NotASysrootIsAClearError) {
   EXPECT_NE(tar.status().message().find("fabcheck snapshot"), std::string::npos) << tar.status().message();
 }
 
-TEST(BadSysrootTest, EmptySysTreeGivesAnEmptyInventoryWithoutWarnings) {
+TEST(InventoryBadSysrootTest, EmptySysTreeGivesAnEmptyInventoryWithoutWarnings) {
   std::string bare = ScratchDir() + "/bare";
   fs::create_directories(bare + "/sys");
   auto root = sys::SysRoot::Open(bare);
