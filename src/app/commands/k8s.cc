@@ -1,0 +1,177 @@
+// `fabcheck k8s lint|render|rules`: lint Kubernetes manifests for the RDMA
+// stack (Multus, SR-IOV, RDMA device plugins, Network Operator, Topology
+// Manager) and render the manifests fabcheck itself runs as.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "base/log.h"
+#include "k8s/lint.h"
+#include "k8s/output.h"
+#include "k8s/render.h"
+
+namespace {
+
+namespace k8s = fabcheck::k8s;
+
+struct LintOptions {
+  std::vector<std::string> paths;
+  std::string config;
+  std::string profile;
+  std::string format = "text";
+  std::string fail_on;
+  bool verbose = false;
+};
+
+struct RenderOptions {
+  std::string profile;
+  std::string out_dir;
+};
+
+int RunLint(const LintOptions& o) {
+  k8s::LintConfig config;
+  if (!o.config.empty()) {
+    auto loaded = k8s::LoadLintConfig(o.config);
+    if (!loaded.ok()) {
+      std::cerr << "fabcheck k8s lint: " << loaded.status().message() << "\n";
+      return loaded.status().code() == fabcheck::StatusCode::kNotFound ? fabcheck::kExitError : fabcheck::kExitUsage;
+    }
+    config = std::move(*loaded);
+    if (auto st = k8s::ValidateConfig(config); !st.ok()) {
+      std::cerr << "fabcheck k8s lint: " << st.message() << "\n";
+      return fabcheck::kExitUsage;
+    }
+  }
+  std::string profile_name = !o.profile.empty() ? o.profile : (!config.profile.empty() ? config.profile : "generic");
+  auto profile = k8s::FindProfile(profile_name);
+  if (!profile.ok()) {
+    std::cerr << "fabcheck k8s lint: " << profile.status().message() << "\n";
+    return fabcheck::kExitUsage;
+  }
+  k8s::Level fail_on = config.fail_on.value_or(k8s::Level::kError);
+  if (!o.fail_on.empty()) fail_on = *k8s::ParseLevel(o.fail_on);
+
+  auto result = k8s::LintPaths(o.paths, config, *profile);
+  if (!result.ok()) {
+    std::cerr << "fabcheck k8s lint: " << result.status().message() << "\n";
+    return fabcheck::kExitError;
+  }
+  if (result->set->files.empty()) LOG_WARN("k8s", "no YAML files found in {}", fmt::join(o.paths, ", "));
+  if (o.format == "json") {
+    std::cout << k8s::FormatJson(*result).dump(2) << "\n";
+  } else if (o.format == "sarif") {
+    std::cout << k8s::FormatSarif(*result).dump(2) << "\n";
+  } else {
+    std::cout << k8s::FormatText(*result, o.verbose);
+  }
+  return result->FailsAt(fail_on) ? fabcheck::kExitFailures : fabcheck::kExitOk;
+}
+
+int RunRender(const RenderOptions& o) {
+  std::ifstream in(o.profile, std::ios::binary);
+  if (!in) {
+    std::cerr << "fabcheck k8s render: cannot read profile " << o.profile << " (check the path)\n";
+    return fabcheck::kExitError;
+  }
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto profile = k8s::ParseRenderProfile(text, o.profile);
+  if (!profile.ok()) {
+    std::cerr << "fabcheck k8s render: " << profile.status().message() << "\n";
+    return fabcheck::kExitUsage;
+  }
+  auto files = k8s::Render(*profile);
+  if (o.out_dir.empty()) {
+    bool first = true;
+    for (const auto& f : files) {
+      std::cout << (first ? "" : "---\n") << "# " << f.name << "\n" << f.content;
+      first = false;
+    }
+    return fabcheck::kExitOk;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) {
+    std::cerr << "fabcheck k8s render: cannot create " << o.out_dir << ": " << ec.message() << "\n";
+    return fabcheck::kExitError;
+  }
+  for (const auto& f : files) {
+    std::string path = (std::filesystem::path(o.out_dir) / f.name).string();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << f.content;
+    if (!out) {
+      std::cerr << "fabcheck k8s render: cannot write " << path << "\n";
+      return fabcheck::kExitError;
+    }
+    std::cerr << "wrote " << path << "\n";
+  }
+  return fabcheck::kExitOk;
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand("k8s", "Lint Kubernetes manifests for the RDMA stack; render fabcheck's manifests");
+  cmd->require_subcommand(1);
+
+  auto lint_opts = std::make_shared<LintOptions>();
+  auto* lint = cmd->add_subcommand("lint", "Lint manifests (files, folders, - for stdin) as one set");
+  lint->add_option("paths", lint_opts->paths, "YAML files or folders (*.yaml, *.yml, recursively); - reads stdin")
+      ->required();
+  lint->add_option("--config", lint_opts->config, "Config file: rules include/exclude, ignorePaths, severity, params");
+  lint->add_option("--profile", lint_opts->profile, "Platform: generic (default), gke, aks, coreweave, openshift")
+      ->check(CLI::IsMember({"generic", "gke", "aks", "coreweave", "openshift"}));
+  lint->add_option("--format", lint_opts->format, "text (default), json (fabcheck.k8s-lint/v1) or sarif (2.1.0)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}));
+  lint->add_option("--fail-on", lint_opts->fail_on, "Exit 2 when a finding is at or above: error (default) or warning")
+      ->check(CLI::IsMember({"error", "warning"}));
+  lint->add_flag("-v,--verbose", lint_opts->verbose, "Text output: also say why each finding matters");
+  lint->footer(
+      "Examples:\n"
+      "  fabcheck k8s lint deploy/ manifests/job.yaml\n"
+      "  helm template charts/train | fabcheck k8s lint - --profile coreweave\n"
+      "  fabcheck k8s lint k8s/ --format sarif > fabcheck.sarif\n"
+      "  fabcheck k8s lint k8s/ --config fabcheck-lint.yaml --fail-on warning\n"
+      "Suppress one rule on one object: metadata.annotations fabcheck.io/ignore-<ID>: \"<reason>\".\n"
+      "Exit codes: 0 nothing at or above --fail-on, 2 findings at or above it, 3 a path could not be read,\n"
+      "64 usage or config error. Rules: fabcheck k8s rules; docs/k8s-rules.md.");
+
+  auto render_opts = std::make_shared<RenderOptions>();
+  auto* render = cmd->add_subcommand("render", "Render the manifests fabcheck needs from a cluster profile");
+  render->add_option("--profile", render_opts->profile, "Cluster profile YAML (see deploy/kubernetes/render-examples/)")
+      ->required();
+  render->add_option("-o,--output", render_opts->out_dir, "Write one file per part into this folder (default: stdout)");
+  render->footer(
+      "Profile keys: image, rdmaResource (required); name, namespace, nadName, networkType (sriov, ib-sriov,\n"
+      "host-device, macvlan, ipvlan), master, subnet, mtu, vlan, gpusPerNode, nicsPerNode, nodes, agentPort,\n"
+      "exporterPort, sweepPort, nodeSelector.\n"
+      "Example:\n"
+      "  fabcheck k8s render --profile deploy/kubernetes/render-examples/sriov/profile.yaml -o out/\n"
+      "  fabcheck k8s render --profile p.yaml | kubectl apply -f -");
+
+  auto markdown = std::make_shared<bool>(false);
+  auto json = std::make_shared<bool>(false);
+  auto* rules = cmd->add_subcommand("rules", "List the lint rules (text, --json, or --markdown for docs/k8s-rules.md)");
+  rules->add_flag("--markdown", *markdown, "Print the rule catalog as Markdown (docs/k8s-rules.md)");
+  rules->add_flag("--json", *json, "Print the rule catalog as JSON (fabcheck.k8s-rules/v1)");
+
+  return [=] {
+    if (lint->parsed()) return RunLint(*lint_opts);
+    if (render->parsed()) return RunRender(*render_opts);
+    if (rules->parsed()) {
+      if (*markdown) {
+        std::cout << k8s::RulesMarkdown();
+      } else if (*json) {
+        std::cout << k8s::RulesJson().dump(2) << "\n";
+      } else {
+        std::cout << k8s::RulesText();
+      }
+      return fabcheck::kExitOk;
+    }
+    return fabcheck::kExitUsage;
+  };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"k8s", 900, &Setup});
+
+}  // namespace

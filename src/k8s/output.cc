@@ -1,0 +1,243 @@
+#include "k8s/output.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <sstream>
+
+#include "base/strings.h"
+#include "fabcheck/version.h"
+#include "k8s/registry.h"
+
+namespace fabcheck::k8s {
+namespace {
+
+using nlohmann::json;
+
+std::string Location(const model::Finding& f) {
+  if (!f.location) return "";
+  std::string s = f.location->file;
+  if (f.location->line > 0) s += ":" + std::to_string(f.location->line);
+  return s;
+}
+
+json FindingJson(const LintedFinding& lf) {
+  json j = lf.finding;
+  j["level"] = std::string(LevelName(lf.level));
+  if (lf.rule) {
+    j["title"] = lf.rule->info.title;
+    j["why"] = lf.rule->info.why;
+  }
+  if (!lf.suppressed_by.empty()) j["suppressed_by"] = lf.suppressed_by;
+  return j;
+}
+
+// Anchor of a rule in docs/k8s-rules.md (GitHub style: lower case, dots dropped).
+std::string Anchor(const std::string& id) {
+  std::string a;
+  for (char c : id) {
+    if (c == '.') continue;
+    a += c;
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string SarifLevel(Level level) {
+  switch (level) {
+    case Level::kError: return "error";
+    case Level::kWarning: return "warning";
+    case Level::kInfo: return "note";
+  }
+  return "note";
+}
+
+std::string FileUri(const std::string& path) {
+  std::string p = path;
+  if (StartsWith(p, "./")) p = p.substr(2);
+  std::string out;
+  for (unsigned char c : p) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return StartsWith(path, "/") ? "file://" + out : out;
+}
+
+std::string FormatText(const LintResult& result, bool verbose) {
+  std::ostringstream os;
+  std::string file, object;
+  for (const auto& lf : result.findings) {
+    const auto& f = lf.finding;
+    std::string ffile = f.location ? f.location->file : "";
+    if (ffile != file) {
+      if (!file.empty()) os << "\n";
+      os << ffile << "\n";
+      file = ffile;
+      object.clear();
+    }
+    if (f.object != object) {
+      os << "  " << f.object << "\n";
+      object = f.object;
+    }
+    os << fmt::format("    {:<7} {}  {}\n", LevelName(lf.level), f.id, Location(f));
+    os << "            " << f.message << "\n";
+    if (verbose && lf.rule) os << "            why: " << lf.rule->info.why << "\n";
+    for (const auto& e : f.evidence) os << "            evidence: " << e << "\n";
+    os << "            fix: " << f.remedy << "\n";
+  }
+  if (!result.findings.empty()) os << "\n";
+  const ManifestSet& set = *result.set;
+  os << fmt::format("{} error(s), {} warning(s), {} info in {} object(s) from {} file(s); profile {}",
+                    result.Count(Level::kError), result.Count(Level::kWarning), result.Count(Level::kInfo),
+                    set.objects.size(), set.files.size(), result.profile);
+  if (!result.suppressed.empty()) os << fmt::format("; {} suppressed by annotation", result.suppressed.size());
+  os << "\n";
+  return os.str();
+}
+
+json FormatJson(const LintResult& result) {
+  json findings = json::array();
+  for (const auto& lf : result.findings) findings.push_back(FindingJson(lf));
+  json suppressed = json::array();
+  for (const auto& lf : result.suppressed) suppressed.push_back(FindingJson(lf));
+  const ManifestSet& set = *result.set;
+  return json{{"schema", kLintSchema},
+              {"fabcheck_version", kVersion},
+              {"profile", result.profile},
+              {"config", result.config_file},
+              {"files", set.files},
+              {"documents", set.documents},
+              {"objects", set.objects.size()},
+              {"rules_run", result.rules_run},
+              {"summary",
+               {{"error", result.Count(Level::kError)},
+                {"warning", result.Count(Level::kWarning)},
+                {"info", result.Count(Level::kInfo)},
+                {"suppressed", result.suppressed.size()}}},
+              {"findings", findings},
+              {"suppressed", suppressed}};
+}
+
+json FormatSarif(const LintResult& result) {
+  json rules = json::array();
+  std::map<std::string, int> index;
+  for (const auto& rule : AllRules()) {
+    const RuleInfo& info = rule.info;
+    index[info.id] = static_cast<int>(rules.size());
+    rules.push_back({{"id", info.id},
+                     {"name", info.id},
+                     {"shortDescription", {{"text", info.title}}},
+                     {"fullDescription", {{"text", info.why}}},
+                     {"help", {{"text", info.remedy}, {"markdown", "**Fix:** " + info.remedy}}},
+                     {"defaultConfiguration", {{"level", SarifLevel(info.level)}}},
+                     {"properties", {{"tags", json::array({info.scope, "kubernetes", "rdma"})}}}});
+  }
+  json results = json::array();
+  for (const auto& lf : result.findings) {
+    const auto& f = lf.finding;
+    std::string text = f.object + ": " + f.message + ". Fix: " + f.remedy;
+    json r = {{"ruleId", f.id},
+              {"ruleIndex", index.count(f.id) ? index[f.id] : -1},
+              {"level", SarifLevel(lf.level)},
+              {"message", {{"text", text}}}};
+    if (f.location && !f.location->file.empty()) {
+      json physical = {{"artifactLocation", {{"uri", FileUri(f.location->file)}}}};
+      if (f.location->line > 0) {
+        json region = {{"startLine", f.location->line}};
+        if (f.location->column > 0) region["startColumn"] = f.location->column;
+        physical["region"] = region;
+      }
+      r["locations"] = json::array({{{"physicalLocation", physical},
+                                     {"logicalLocations", json::array({{{"name", f.object}, {"kind", "object"}}})}}});
+    }
+    if (!f.evidence.empty()) r["properties"] = {{"evidence", f.evidence}};
+    results.push_back(r);
+  }
+  json artifacts = json::array();
+  for (const auto& file : result.set->files) artifacts.push_back({{"location", {{"uri", FileUri(file)}}}});
+  json run = {{"tool",
+               {{"driver",
+                 {{"name", "fabcheck"},
+                  {"semanticVersion", kVersion},
+                  {"rules", rules}}}}},
+              {"artifacts", artifacts},
+              {"columnKind", "unicodeCodePoints"},
+              {"invocations", json::array({{{"executionSuccessful", true}}})},
+              {"results", results}};
+  return json{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
+}
+
+std::string RulesMarkdown() {
+  std::ostringstream os;
+  os << "# fabcheck Kubernetes lint rules\n\n"
+     << "<!-- Generated by `fabcheck k8s rules --markdown`; a test checks that this file is up to date. -->\n\n"
+     << "`fabcheck k8s lint` reads manifests (files, folders, `-` for stdin) as one set, so rules can cross "
+        "objects. Phases: YAML validity (`yaml.*`), field types (`schema.invalid`), then the rules below.\n\n"
+     << "Levels: **error**, **warning**, **info** (`--fail-on error|warning` sets the exit code: 0 when nothing "
+        "is at or above it, 2 otherwise; 3 when a file cannot be read; 64 for a usage error).\n\n"
+     << "Suppress a rule for one object with an annotation that gives the reason, on the object or its pod "
+        "template: `fabcheck.io/ignore-<ID>: \"<reason>\"`. An empty reason does not suppress.\n\n"
+     << "Config file (`--config FILE`):\n\n"
+     << "```yaml\nprofile: generic          # generic, gke, aks, coreweave, openshift\nfailOn: error\n"
+        "rules:\n  include: []            # rule IDs or globs; empty = all\n  exclude: [k8s.rails.*]\n"
+        "ignorePaths: [\"charts/*\"]\nseverity:\n  k8s.privileged: error\nrdmaResources: [\"example.com/roce*\"]\n"
+        "params:\n  kubelet.topology.unsatisfiable: {gpusPerNumaNode: 4, nicsPerNumaNode: 4}\n"
+        "  cluster.nad.mtu: {fabricMtu: 9000}\n```\n\n";
+  os << "## Profiles\n\n| profile | what the platform does |\n|---|---|\n";
+  for (const auto& p : AllProfiles()) os << "| `" << p.name << "` | " << p.description << " |\n";
+  os << "\n## Rules\n\n| ID | level | scope | title |\n|---|---|---|---|\n";
+  for (const auto& r : AllRules()) {
+    os << "| [`" << r.info.id << "`](#" << Anchor(r.info.id) << ") | " << LevelName(r.info.level) << " | "
+       << r.info.scope << " | " << r.info.title << " |\n";
+  }
+  for (const auto& r : AllRules()) {
+    const RuleInfo& i = r.info;
+    os << "\n### " << i.id << "\n\n"
+       << "**" << i.title << "** — level " << LevelName(i.level) << ", scope " << i.scope << ".\n\n"
+       << "**Why it matters.** " << i.why << "\n\n"
+       << "**Fix.** " << i.remedy << "\n\n"
+       << "**Evidence.** " << i.evidence << "\n\n"
+       << "Suppress: `fabcheck.io/ignore-" << i.id << ": \"<reason>\"`. Tests: `tests/k8s/manifests/" << i.id
+       << "/positive.yaml` (fires), `negative.yaml` (quiet).\n";
+    if (!i.params.empty()) {
+      os << "\n| parameter | type | default | meaning |\n|---|---|---|---|\n";
+      for (const auto& p : i.params) {
+        os << "| `" << p.name << "` | " << p.type << " | " << p.default_value << " | " << p.doc << " |\n";
+      }
+    }
+  }
+  return os.str();
+}
+
+json RulesJson() {
+  json rules = json::array();
+  for (const auto& r : AllRules()) {
+    json params = json::array();
+    for (const auto& p : r.info.params) {
+      params.push_back({{"name", p.name}, {"type", p.type}, {"default", p.default_value}, {"doc", p.doc}});
+    }
+    rules.push_back({{"id", r.info.id},
+                     {"level", std::string(LevelName(r.info.level))},
+                     {"scope", r.info.scope},
+                     {"title", r.info.title},
+                     {"why", r.info.why},
+                     {"remedy", r.info.remedy},
+                     {"evidence", r.info.evidence},
+                     {"params", params}});
+  }
+  return json{{"schema", kRulesSchema}, {"rules", rules}};
+}
+
+std::string RulesText() {
+  std::ostringstream os;
+  for (const auto& r : AllRules()) {
+    os << fmt::format("{:<36} {:<8} {:<9} {}\n", r.info.id, LevelName(r.info.level), r.info.scope, r.info.title);
+  }
+  return os.str();
+}
+
+}  // namespace fabcheck::k8s

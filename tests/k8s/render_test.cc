@@ -1,0 +1,116 @@
+// What `fabcheck k8s render` writes passes lint with no error, the rendered
+// examples in deploy/kubernetes/render-examples/ are up to date, and
+// everything under deploy/kubernetes/ passes lint with no error.
+#include "k8s/render.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "test_util.h"
+
+namespace fabcheck::k8s {
+namespace {
+
+using testing::Describe;
+using testing::ReadFile;
+
+const std::string kDeploy = std::string(FABCHECK_SOURCE_DIR) + "/deploy/kubernetes";
+
+std::string RenderAll(const RenderProfile& p) {
+  std::string all;
+  for (const auto& f : Render(p)) all += "---\n" + f.content;
+  return all;
+}
+
+TEST(Render, EveryNetworkTypeLintsClean) {
+  for (const char* type : {"sriov", "ib-sriov", "host-device", "macvlan", "ipvlan"}) {
+    std::string text = std::string("image: registry.example.com/fabcheck:0.1.0\nnetworkType: ") + type +
+                       "\nrdmaResource: " +
+                       (std::string(type) == "macvlan" || std::string(type) == "ipvlan" ? "rdma/rdma_shared_device_a"
+                                                                                        : "nvidia.com/rdma_vf") +
+                       "\nmaster: ens1f0np0\nmtu: 9000\nnodes: 4\nnodeSelector:\n  nvidia.com/gpu.present: \"true\"\n";
+    auto p = ParseRenderProfile(text, "p.yaml");
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    LintResult r = testing::LintText(RenderAll(*p));
+    EXPECT_EQ(r.Count(Level::kError), 0) << type << ":\n" << Describe(r);
+    EXPECT_EQ(r.Count(Level::kWarning), 0) << type << ":\n" << Describe(r);
+    EXPECT_GE(r.set->objects.size(), 7u);
+  }
+}
+
+TEST(Render, ProfileMistakesAreNamed) {
+  EXPECT_FALSE(ParseRenderProfile("rdmaResource: rdma/a\n", "p.yaml").ok());  // no image
+  auto bad = ParseRenderProfile("image: x\nrdmaResource: not a resource\n", "p.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("p.yaml:2"), std::string::npos) << bad.status().message();
+  EXPECT_FALSE(ParseRenderProfile("image: x\nrdmaResource: rdma/a\ngpus: 8\n", "p.yaml").ok());
+  EXPECT_FALSE(ParseRenderProfile("image: x\nrdmaResource: rdma/a\nnetworkType: macvlan\n", "p.yaml").ok());
+  EXPECT_FALSE(ParseRenderProfile("image: x\nrdmaResource: rdma/a\nnodes: 1\n", "p.yaml").ok());
+  EXPECT_FALSE(ParseRenderProfile("image: \"x\\ny: 1\"\nrdmaResource: rdma/a\n", "p.yaml").ok());
+}
+
+TEST(Render, ExamplesInTheRepositoryAreUpToDate) {
+  std::string root = kDeploy + "/render-examples";
+  if (!std::filesystem::exists(root)) GTEST_SKIP() << "no render examples";
+  int examples = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(root)) {
+    if (!dir.is_directory()) continue;
+    std::string profile_path = dir.path().string() + "/profile.yaml";
+    auto p = ParseRenderProfile(ReadFile(profile_path), profile_path);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    for (const auto& f : Render(*p)) {
+      EXPECT_EQ(ReadFile(dir.path().string() + "/" + f.name), f.content)
+          << dir.path() << "/" << f.name << " is stale: run 'fabcheck k8s render --profile " << profile_path
+          << " -o " << dir.path().string() << "'";
+    }
+    ++examples;
+  }
+  EXPECT_GE(examples, 2);
+}
+
+TEST(Deploy, EverythingUnderDeployKubernetesLintsWithoutError) {
+  // Each rendered example is its own deployment (its own NADs); the rest of
+  // deploy/kubernetes/ is fabcheck's hand-written set. Lint each set apart, so
+  // one example's NADs do not make another set's references look wrong.
+  std::vector<std::vector<std::string>> sets(1);
+  for (const auto& entry : std::filesystem::directory_iterator(kDeploy)) {
+    std::string path = entry.path().string();
+    if (entry.is_directory() && entry.path().filename() == "render-examples") {
+      for (const auto& example : std::filesystem::directory_iterator(path)) sets.push_back({example.path().string()});
+    } else {
+      sets[0].push_back(path);
+    }
+  }
+  size_t objects = 0;
+  for (const auto& paths : sets) {
+    if (paths.empty()) continue;
+    auto r = LintPaths(paths, LintConfig{}, *FindProfile("generic"));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    objects += r->set->objects.size();
+    EXPECT_EQ(r->Count(Level::kError), 0) << paths[0] << ":\n" << Describe(*r);
+  }
+  EXPECT_GT(objects, 0u);
+}
+
+TEST(Examples, RealisticManifestsLintAsExpected) {
+  // tests/k8s/manifests/realistic/: full stacks modelled on the Network Operator, SR-IOV and Multus docs.
+  std::string dir = std::string(FABCHECK_SOURCE_DIR) + "/tests/k8s/manifests/realistic";
+  auto r = LintPaths({dir + "/clean"}, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_GT(r->set->objects.size(), 5u);
+  EXPECT_EQ(r->Count(Level::kError), 0) << Describe(*r);
+  EXPECT_EQ(r->Count(Level::kWarning), 0) << Describe(*r);
+  auto broken = LintPaths({dir + "/broken"}, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(broken.ok());
+  std::set<std::string> ids;
+  for (const auto& f : broken->findings) ids.insert(f.finding.id);
+  for (const char* id : {"k8s.rdma.no-ipc-lock", "k8s.nccl.socket-ifname", "k8s.nad.resource-not-requested",
+                         "k8s.shm.missing", "yaml.duplicate-key", "k8s.psa.incompatible", "cluster.nad.mtu"}) {
+    EXPECT_TRUE(ids.count(id)) << id << " missing:\n" << Describe(*broken);
+  }
+}
+
+}  // namespace
+}  // namespace fabcheck::k8s
