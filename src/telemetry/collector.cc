@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "sys/dir_files.h"
 #include "telemetry/counter_catalog.h"
 
 namespace fabcheck::telemetry {
@@ -157,14 +158,27 @@ void AddPortMetrics(const PortReading& r, const Labels& labels, MetricSet& out) 
 }
 
 void AddNetdevMetrics(const sys::SysRoot& root, const std::string& netdev, const Labels& labels, MetricSet& out,
-                      CollectResult& result) {
+                      CollectResult& result, PortHandles* handles, bool relist) {
   const std::string dir = "/sys/class/net/" + netdev;
+  static const std::vector<std::string> kNetdevFiles = {"carrier", "mtu", "operstate", "speed"};
+  std::unique_ptr<sys::AttributeDirectory>* handle = nullptr;
+  if (handles) {
+    if (handles->netdev_name != netdev) handles->netdev.reset();
+    handles->netdev_name = netdev;
+    handle = &handles->netdev;
+  }
+  auto files = ReadAttributeDir(root, dir, kNetdevFiles, handle, relist);
+  if (!files.ok()) {
+    result.errors.push_back({"netdev", ReasonFor(files.status()), dir, files.status().message()});
+    return;
+  }
   auto read = [&](const char* name, bool optional) -> std::optional<std::string> {
-    auto value = root.ReadAttribute(dir + "/" + name);
-    if (value.ok()) return *value;
-    // carrier and speed fail with EINVAL while the interface is admin-down: that is a state, not an error.
-    if (!optional) result.errors.push_back({"netdev", ReasonFor(value.status()), dir + "/" + name,
-                                            value.status().message()});
+    for (const auto& file : *files) {
+      if (file.name != name) continue;
+      if (file.status.ok()) return std::string(Trim(file.content));
+      // carrier and speed fail with EINVAL while the interface is admin-down: a state, not an error.
+      if (!optional) result.errors.push_back({"netdev", ReasonFor(file.status), dir + "/" + name, file.status.message()});
+    }
     return std::nullopt;
   };
   auto operstate = read("operstate", false);
@@ -291,6 +305,16 @@ void AddPodMetrics(const std::string& device, const std::vector<PodAssignment>& 
 }  // namespace
 
 CollectResult CollectFabric(const sys::SysRoot& root, const CollectContext& context, MetricSet& out) {
+  FabricCollector collector(root);
+  return collector.Collect(context, out);
+}
+
+CollectResult FabricCollector::Collect(const CollectContext& context, MetricSet& out) {
+  const sys::SysRoot& root = root_;
+  // Re-list the kept directories now and then: counters can appear (optional
+  // counters enabled with `rdma statistic set`) or go away.
+  const bool relist = collections_++ % 16 == 15;
+  std::map<std::pair<std::string, int>, PortHandles> kept;
   CollectResult result;
   const Labels node_labels = {{"node", context.node}};
   auto devices = root.ListDir("/sys/class/infiniband");
@@ -301,6 +325,7 @@ CollectResult CollectFabric(const sys::SysRoot& root, const CollectContext& cont
                                devices.status().message()});
     }
     out.Add("fabcheck_rdma_devices", "RDMA devices listed under /sys/class/infiniband.", kGauge, node_labels, 0);
+    ports_.clear();
     return result;
   }
   out.Add("fabcheck_rdma_devices", "RDMA devices listed under /sys/class/infiniband.", kGauge, node_labels,
@@ -331,7 +356,9 @@ CollectResult CollectFabric(const sys::SysRoot& root, const CollectContext& cont
     }
 
     for (int port : *ports) {
-      PortReading reading = ReadPort(root, device, port);
+      PortHandles& handles = kept[{device, port}];
+      if (auto it = ports_.find({device, port}); it != ports_.end()) handles = std::move(it->second);
+      PortReading reading = ReadPort(root, device, port, &handles, relist);
       for (auto& e : reading.errors) result.errors.push_back(std::move(e));
       if (!reading.present) continue;
 
@@ -358,7 +385,7 @@ CollectResult CollectFabric(const sys::SysRoot& root, const CollectContext& cont
       AddPortMetrics(reading, labels, out);
 
       if (netdev.empty()) continue;
-      AddNetdevMetrics(root, netdev, labels, out, result);
+      AddNetdevMetrics(root, netdev, labels, out, result, &handles, relist);
       if (context.ethtool && reading.link_layer != "InfiniBand") {
         auto stats = context.ethtool->Read(netdev);
         if (stats.ok()) {
@@ -371,6 +398,8 @@ CollectResult CollectFabric(const sys::SysRoot& root, const CollectContext& cont
       }
     }
   }
+  // Ports not seen in this scrape close their handles.
+  ports_ = std::move(kept);
   return result;
 }
 

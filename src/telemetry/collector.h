@@ -6,7 +6,9 @@
 // caller, which refreshes them on their own schedule (exporter_service.h).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sys/sysroot.h"
@@ -30,7 +32,22 @@ struct CollectResult {
   std::vector<std::string> devices_seen;  // RDMA devices listed in this scrape
 };
 
-// Appends the fabric metrics to `out`.
+// Collects scrape after scrape from one root, keeping the counter
+// directories of every port open in between (PortHandles). Not thread-safe:
+// one collection at a time (ExporterService serialises them).
+class FabricCollector {
+ public:
+  explicit FabricCollector(sys::SysRoot root) : root_(std::move(root)) {}
+  // Appends the fabric metrics to `out`.
+  CollectResult Collect(const CollectContext& context, MetricSet& out);
+
+ private:
+  sys::SysRoot root_;
+  std::map<std::pair<std::string, int>, PortHandles> ports_;
+  uint64_t collections_ = 0;
+};
+
+// One collection without kept handles (tests, one-shot use).
 CollectResult CollectFabric(const sys::SysRoot& root, const CollectContext& context, MetricSet& out);
 
 }  // namespace fabcheck::telemetry

@@ -27,7 +27,8 @@ ExporterService::ExporterService(sys::SysRoot root, ExporterOptions options, Inv
     : root_(std::move(root)),
       options_(std::move(options)),
       inventory_loader_(std::move(inventory_loader)),
-      ethtool_(std::move(ethtool)) {}
+      ethtool_(std::move(ethtool)),
+      collector_(root_) {}
 
 ExporterService::~ExporterService() = default;
 
@@ -90,7 +91,7 @@ MetricSet ExporterService::Collect() {
   context.topology = have_topology_ ? &topology_ : nullptr;
   context.pods = pods_ ? &*pods_ : nullptr;
   context.ethtool = ethtool_.get();
-  CollectResult result = CollectFabric(root_, context, metrics);
+  CollectResult result = collector_.Collect(context, metrics);
   if (inventory_loader_ && result.devices_seen != inventory_devices_) {
     // A device appeared or went away (driver reload, hot plug): the labels are
     // stale now. They are used from the next scrape on; this one has its values.

@@ -61,6 +61,7 @@ class ExporterService {
 
   // Collection state: used by one collection at a time (collect_mutex_).
   std::mutex collect_mutex_;
+  FabricCollector collector_;
   TopologyLabels topology_;
   bool have_topology_ = false;
   std::string inventory_error_;

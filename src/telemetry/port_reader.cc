@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "base/units.h"
+#include "sys/dir_files.h"
 #include "telemetry/counter_catalog.h"
 
 namespace fabcheck::telemetry {
@@ -35,25 +36,25 @@ void AddGarbage(PortReading& reading, std::string source, const std::string& pat
                                         source == "port" ? "the kernel's format" : "an unsigned decimal")});
 }
 
-// Reads every file of a counter directory; appends to `out`.
-void ReadCounterDir(const sys::SysRoot& root, PortReading& reading, const std::string& dir,
-                    const std::string& source, std::vector<CounterValue>& out) {
-  auto names = root.ListDir(dir);
-  if (!names.ok()) {
-    AddError(reading, source, dir, names.status());
-    return;
+// Reads every file of a counter directory; appends to `out`. Returns false
+// when the directory does not exist (rxe has no counters/).
+bool ReadCounterDir(const sys::SysRoot& root, PortReading& reading, const std::string& dir,
+                    const std::string& source, std::vector<CounterValue>& out,
+                    std::unique_ptr<sys::AttributeDirectory>* handle, bool relist) {
+  auto files = ReadAttributeDir(root, dir, {}, handle, relist);
+  if (!files.ok()) {
+    if (files.status().code() == StatusCode::kNotFound) return false;
+    AddError(reading, source, dir, files.status());
+    return true;
   }
-  out.reserve(names->size());
-  for (const std::string& name : *names) {
-    std::string path = dir + "/" + name;
-    auto content = root.ReadFile(path);
-    if (!content.ok()) {
-      // A directory entry (hw_counters may hold subdirectories on new kernels) is not a counter.
-      if (root.IsDirectory(path)) continue;
-      AddError(reading, source, path, content.status());
+  out.reserve(files->size());
+  for (const auto& file : *files) {
+    std::string path = dir + "/" + file.name;
+    if (!file.status.ok()) {
+      AddError(reading, source, path, file.status);
       continue;
     }
-    std::string_view text = Trim(*content);
+    std::string_view text = Trim(file.content);
     if (text.find(kNoPma) != std::string_view::npos) {
       ++reading.skipped_no_pma;
       continue;
@@ -63,12 +64,13 @@ void ReadCounterDir(const sys::SysRoot& root, PortReading& reading, const std::s
       AddGarbage(reading, source, path, text);
       continue;
     }
-    if (source == "hw_counters" && name == "lifespan") {
+    if (source == "hw_counters" && file.name == "lifespan") {
       reading.lifespan_ms = *value;
       continue;
     }
-    out.push_back({name, *value, false});
+    out.push_back({file.name, *value, false});
   }
+  return true;
 }
 
 // Applies the PMA semantics: data counters count octets/4; in the legacy
@@ -109,64 +111,86 @@ Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& 
   return ports;
 }
 
-PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int port) {
+Result<std::vector<sys::DirFile>> ReadAttributeDir(const sys::SysRoot& root, const std::string& dir,
+                                                   const std::vector<std::string>& only,
+                                                   std::unique_ptr<sys::AttributeDirectory>* handle, bool relist) {
+  if (handle == nullptr) return sys::ReadDirectoryFiles(root, dir, only);
+  if (!*handle) {
+    auto opened = sys::AttributeDirectory::Open(root, dir, only);
+    if (!opened.ok()) return opened.status();
+    *handle = std::move(*opened);
+    relist = false;
+  }
+  auto files = (*handle)->ReadAll(relist);
+  if (!files.ok()) {
+    handle->reset();
+    return files;
+  }
+  for (const auto& file : *files) {
+    if (!file.status.ok() && ReasonFor(file.status) == "vanished") {
+      handle->reset();  // the device went away or was re-created: resolve again next time
+      break;
+    }
+  }
+  return files;
+}
+
+PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int port, PortHandles* handles,
+                     bool relist) {
   PortReading reading;
   reading.device = device;
   reading.port = port;
   const std::string dir = fmt::format("/sys/class/infiniband/{}/ports/{}", device, port);
 
-  auto read_attr = [&](const char* name) -> std::optional<std::string> {
-    std::string path = dir + "/" + name;
-    auto value = root.ReadAttribute(path);
-    if (!value.ok()) {
-      AddError(reading, "port", path, value.status());
-      return std::nullopt;
-    }
-    return *value;
-  };
-
-  if (auto state = read_attr("state")) {
-    int id = 0;
-    if (ParseNumberedName(*state, id, reading.state)) {
-      reading.state_id = id;
-    } else {
-      AddGarbage(reading, "port", dir + "/state", *state);
-    }
-  }
-  if (!reading.errors.empty() && reading.errors.back().reason == "vanished" && !root.IsDirectory(dir)) {
-    reading.present = false;  // the whole port (or device) went away: nothing more to read
+  // One resolution of the port directory per scrape, then openat() per file.
+  static const std::vector<std::string> kPortFiles = {"link_layer", "phys_state", "rate", "state"};
+  auto files = ReadAttributeDir(root, dir, kPortFiles, handles ? &handles->port : nullptr, relist);
+  if (!files.ok()) {
+    AddError(reading, "port", dir, files.status());
+    // The whole port (or device) went away, or cannot be listed: nothing more to read.
+    reading.present = false;
     return reading;
   }
-  if (auto phys = read_attr("phys_state")) {
-    int id = 0;
-    if (ParseNumberedName(*phys, id, reading.phys_state)) {
-      reading.phys_state_id = id;
-    } else {
-      AddGarbage(reading, "port", dir + "/phys_state", *phys);
+  for (const auto& file : *files) {
+    std::string path = dir + "/" + file.name;
+    if (!file.status.ok()) {
+      AddError(reading, "port", path, file.status);
+      continue;
+    }
+    std::string text(Trim(file.content));
+    if (file.name == "state" || file.name == "phys_state") {
+      int id = 0;
+      std::string name;
+      if (!ParseNumberedName(text, id, name)) {
+        AddGarbage(reading, "port", path, text);
+      } else if (file.name == "state") {
+        reading.state_id = id;
+        reading.state = name;
+      } else {
+        reading.phys_state_id = id;
+        reading.phys_state = name;
+      }
+    } else if (file.name == "rate") {
+      auto parsed = ParseIbRate(text);
+      if (parsed.ok()) {
+        // Gb/s x 125000000 = bytes/s, as node_exporter computes it.
+        reading.rate_bytes_per_second = parsed->gbps * 125000000.0;
+        reading.width = parsed->width;
+        reading.speed_name = parsed->speed_name;
+      } else {
+        AddGarbage(reading, "port", path, text);
+      }
+    } else if (file.name == "link_layer") {
+      reading.link_layer = text;
     }
   }
-  if (auto rate = read_attr("rate")) {
-    auto parsed = ParseIbRate(*rate);
-    if (parsed.ok()) {
-      // Gb/s x 125000000 = bytes/s, as node_exporter computes it.
-      reading.rate_bytes_per_second = parsed->gbps * 125000000.0;
-      reading.width = parsed->width;
-      reading.speed_name = parsed->speed_name;
-    } else {
-      AddGarbage(reading, "port", dir + "/rate", *rate);
-    }
-  }
-  if (auto layer = read_attr("link_layer")) reading.link_layer = *layer;
 
   // rxe has no PMA and so no counters/ directory: not an error.
-  if (root.IsDirectory(dir + "/counters")) {
-    reading.has_counters_dir = true;
-    ReadCounterDir(root, reading, dir + "/counters", "counters", reading.counters);
-    ApplyPmaSemantics(reading);
-  }
-  if (root.IsDirectory(dir + "/hw_counters")) {
-    ReadCounterDir(root, reading, dir + "/hw_counters", "hw_counters", reading.hw_counters);
-  }
+  reading.has_counters_dir = ReadCounterDir(root, reading, dir + "/counters", "counters", reading.counters,
+                                            handles ? &handles->counters : nullptr, relist);
+  if (reading.has_counters_dir) ApplyPmaSemantics(reading);
+  ReadCounterDir(root, reading, dir + "/hw_counters", "hw_counters", reading.hw_counters,
+                 handles ? &handles->hw_counters : nullptr, relist);
   return reading;
 }
 

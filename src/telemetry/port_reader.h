@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sys/dir_files.h"
 #include "sys/sysroot.h"
 
 namespace fabcheck::telemetry {
@@ -50,8 +52,27 @@ struct PortReading {
   std::vector<ReadError> errors;
 };
 
-// Reads /sys/class/infiniband/<device>/ports/<port>/.
-PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int port);
+// Open directories of one port, kept from scrape to scrape (see
+// sys::AttributeDirectory): each file is then one pread() per scrape.
+struct PortHandles {
+  std::unique_ptr<sys::AttributeDirectory> port;
+  std::unique_ptr<sys::AttributeDirectory> counters;
+  std::unique_ptr<sys::AttributeDirectory> hw_counters;
+  std::unique_ptr<sys::AttributeDirectory> netdev;
+  std::string netdev_name;  // what `netdev` was opened for
+};
+
+// Reads /sys/class/infiniband/<device>/ports/<port>/. With `handles`, reads
+// through (and fills) them; `relist` lists the directories again to see
+// counters that appeared. Without, every file is opened for this read only.
+PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int port, PortHandles* handles = nullptr,
+                     bool relist = false);
+
+// Reads `dir` through a kept handle (opened on first use, dropped when a file
+// vanished so the next read resolves the directory again), or directly.
+Result<std::vector<sys::DirFile>> ReadAttributeDir(const sys::SysRoot& root, const std::string& dir,
+                                                   const std::vector<std::string>& only,
+                                                   std::unique_ptr<sys::AttributeDirectory>* handle, bool relist);
 
 // The ports of a device ("1", "2"...), numerically sorted; non-numeric names skipped.
 Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device);

@@ -220,6 +220,39 @@ TEST_F(FabricTest, VanishedDeviceIsSkippedWithAnError) {
   EXPECT_EQ(metrics.FindSample("fabcheck_rdma_port_up", {{"device", "mlx5_1"}}), nullptr);
 }
 
+TEST_F(FabricTest, KeptHandlesSeeNewValuesGarbageAndVanishedDevices) {
+  FabricSpec spec = GpuNode(2);
+  sys::SysRoot root = Write(spec);
+  FabricCollector collector(root);
+  const CollectContext context{"n", nullptr, nullptr, nullptr};
+  MetricSet first;
+  EXPECT_TRUE(collector.Collect(context, first).errors.empty());
+  const Labels mlx5_0 = {{"device", "mlx5_0"}};
+  EXPECT_EQ(first.FindSample("fabcheck_rdma_port_symbol_error_total", mlx5_0)->value,
+            testing::CounterValue(spec.nics[0], "symbol_error"));
+
+  // Between scrapes a counter moves and another file turns to garbage.
+  const fs::path counters = dir_ / "sys/class/infiniband/mlx5_0/ports/1/counters";
+  std::ofstream(counters / "symbol_error", std::ios::trunc) << "42\n";
+  std::ofstream(counters / "port_rcv_errors", std::ios::trunc) << "garbage\n";
+  MetricSet second;
+  CollectResult result = collector.Collect(context, second);
+  EXPECT_EQ(second.FindSample("fabcheck_rdma_port_symbol_error_total", mlx5_0)->value, 42);
+  ASSERT_EQ(result.errors.size(), 1u);
+  EXPECT_EQ(result.errors[0].reason, "garbage");
+  EXPECT_EQ(second.FindSample("fabcheck_rdma_port_rcv_errors_total", mlx5_0), nullptr);
+
+  // Then a whole device goes away: skipped with an error, the other one stays.
+  fs::remove_all(fs::canonical(dir_ / "sys/class/infiniband/mlx5_1"));
+  MetricSet third;
+  result = collector.Collect(context, third);
+  EXPECT_NE(third.FindSample("fabcheck_rdma_port_up", mlx5_0), nullptr);
+  EXPECT_EQ(third.FindSample("fabcheck_rdma_port_up", {{"device", "mlx5_1"}}), nullptr);
+  bool vanished = false;
+  for (const auto& e : result.errors) vanished |= e.reason == "vanished";
+  EXPECT_TRUE(vanished);
+}
+
 TEST_F(FabricTest, ServiceReportsErrorsAndItselfAndSharesConcurrentScrapes) {
   FabricSpec spec = GpuNode(2);
   spec.nics[1].garbage_counter = "port_rcv_errors";
