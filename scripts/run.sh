@@ -32,3 +32,27 @@ if [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
     inventory --matrix --sysroot tests/data/captures/h200-1gpu.tar.gz
   fi
 fi
+
+# One line per inventory read above, so the end of the run says what was found.
+summarize() {
+  local label=$1; shift
+  "$bin" inventory --json "$@" 2>/dev/null | python3 -c '
+import json, sys
+inv = json.load(sys.stdin)
+ports = [p for d in inv["rdma_devices"] for p in d["ports"]]
+active = sum(p["state"] == "ACTIVE" for p in ports)
+rails = inv["topology"]["rails"]
+near = sum(r["distance"] in ("PIX", "PXB") for r in rails)
+print("  %-12s ports %2d/%-2d ACTIVE  GPUs %d  NICs %2d  rails PIX/PXB %d/%d  bad %d"
+      % (sys.argv[1], active, len(ports), len(inv["gpus"]), len(inv["nics"]), near, len(rails), len(inv["warnings"])))
+' "$label" || true
+}
+echo
+echo "== Summary =="
+summarize "this machine"
+if [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+  summarize "DGX example" --sysroot tests/data/captures/dgx-h100-example.tar.gz
+  if [ -f tests/data/captures/h200-1gpu.tar.gz ]; then
+    summarize "H200 capture" --sysroot tests/data/captures/h200-1gpu.tar.gz
+  fi
+fi

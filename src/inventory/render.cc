@@ -206,9 +206,10 @@ std::string RenderMatrix(const model::Inventory& inv) {
   const size_t kPerBlock = 10;
   for (size_t start = 0; start < t.nics.size(); start += kPerBlock) {
     size_t end = std::min(t.nics.size(), start + kPerBlock);
-    out += fmt::format("{:<6}", "");
-    for (size_t n = start; n < end; ++n) out += fmt::format(" {:<6}", Cut(t.nics[n], 6));
-    out += "\n";
+    std::string header = fmt::format("{:<6}", "");
+    for (size_t n = start; n < end; ++n) header += fmt::format(" {:<6}", Cut(t.nics[n], 6));
+    while (!header.empty() && header.back() == ' ') header.pop_back();
+    out += header + "\n";
     for (size_t g = 0; g < t.gpus.size(); ++g) {
       std::string row = fmt::format("{:<6}", t.gpus[g]);
       for (size_t n = start; n < end; ++n) row += fmt::format(" {:<6}", model::PathTypeName(t.distance[g][n]));
