@@ -47,9 +47,9 @@ run_env() {
     ip_bw+=("$($cpre iperf3 -c "$addr" -p 18621 -t "$DUR" -J | jq '.end.sum_received.bits_per_second / 1e9')")
     fc_lat+=("$($cpre "$FC" perf run "$addr" --port 18620 --transport tcp --test lat --size 64 \
       --iters "$LAT_ITERS" --warmup 1000 --json | jq '.results[0].lat.median_us')")
-    # sockperf prints one-way latency (RTT/2) percentiles; <MEDIAN> is the typical value.
+    # sockperf prints one-way latency (RTT/2) percentiles; its 50th is the median.
     sp_lat+=("$($cpre sockperf ping-pong --tcp -i "$addr" -p 18622 -m 64 -t "$DUR" 2>&1 |
-      awk '/<MEDIAN>/ {print $NF}')")
+      awk '/percentile 50.000/ {print $NF}')")
   done
   local fb ib fl sl
   fb=$(printf '%s\n' "${fc_bw[@]}" | median)
