@@ -1,0 +1,180 @@
+// `fabcheck coll`: NCCL collectives measured as nccl-tests does, plus what
+// NCCL really used (its own log, read back) and how far the figures are from
+// what the topology allows.
+#include <nlohmann/json.hpp>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "base/log.h"
+#include "base/units.h"
+#include "coll/coll.h"
+#include "coll/launch.h"
+
+namespace {
+
+struct Options {
+  std::string op = "all_reduce";
+  std::string sizes = "8:1G";
+  std::string dtype = "float";
+  std::string redop = "sum";
+  int root = 0;
+  int iters = 20;
+  int warmup = 5;
+  bool check = false;
+  bool json = false;
+  std::string gpus;
+  int nprocs = 0;
+  std::string rendezvous;
+  std::string log_dir;
+  double timeout = 1800;
+};
+
+int Worst(const fabcheck::model::CollReport& report) {
+  using fabcheck::model::Severity;
+  Severity worst = Severity::kPass;
+  for (const auto& f : report.findings) worst = std::max(worst, f.severity);
+  if (worst == Severity::kFail) return fabcheck::kExitFailures;
+  if (worst == Severity::kWarn) return fabcheck::kExitWarnings;
+  return fabcheck::kExitOk;
+}
+
+int Fail(const fabcheck::Status& status) {
+  std::cerr << "fabcheck coll: " << status.message() << "\n";
+  return status.code() == fabcheck::StatusCode::kInvalidArgument ? fabcheck::kExitUsage : fabcheck::kExitError;
+}
+
+std::string TempDir() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabcheck-coll-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) return "";
+  return pattern;
+}
+
+int Run(const Options& o) {
+  using namespace fabcheck;
+  coll::CollOptions options;
+  {
+    auto ops = coll::ParseCollOpList(o.op);
+    if (!ops.ok()) return Fail(ops.status());
+    options.ops = *ops;
+    auto sizes = ParseSizeList(o.sizes);
+    if (!sizes.ok()) return Fail(sizes.status().WithContext("--sizes"));
+    options.sizes = *sizes;
+    auto dtype = coll::ParseNcclType(o.dtype);
+    if (!dtype.ok()) return Fail(dtype.status());
+    options.dtype = *dtype;
+    auto redop = coll::ParseNcclRedOp(o.redop);
+    if (!redop.ok()) return Fail(redop.status());
+    options.redop = *redop;
+    if (!o.gpus.empty()) {
+      auto gpus = ParseCpuList(o.gpus);
+      if (!gpus.ok()) return Fail(gpus.status().WithContext("--gpus"));
+      options.devices = *gpus;
+    }
+  }
+  options.root = o.root;
+  options.iters = o.iters;
+  options.warmup = o.warmup;
+  options.check = o.check;
+
+  auto env = coll::RankFromEnvironment();
+  if (!env.ok()) return Fail(env.status());
+  coll::RankSetup setup;
+  std::string log_dir = o.log_dir;
+  if (const char* d = std::getenv("FABCHECK_NCCL_LOG_DIR"); log_dir.empty() && d != nullptr) log_dir = d;
+
+  if (env->world_size > 1) {
+    // Started as one rank of many (by --nprocs, Slurm, mpirun or torchrun).
+    std::string spec = o.rendezvous;
+    if (const char* r = std::getenv("FABCHECK_RENDEZVOUS"); spec.empty() && r != nullptr) spec = r;
+    auto rendezvous = coll::MakeRendezvous(spec, 300);
+    if (!rendezvous.ok()) return Fail(rendezvous.status());
+    setup.single_process = false;
+    setup.env = *env;
+    setup.rendezvous = rendezvous->get();
+    if (log_dir.empty()) log_dir = "/tmp/fabcheck-coll-logs";
+    auto report = coll::RunColl(options, setup, log_dir);
+    if (!report.ok()) return Fail(report.status().WithContext("rank " + std::to_string(env->rank)));
+    if (env->rank != 0) return Worst(*report);
+    std::cout << (o.json ? nlohmann::json(*report).dump(2) + "\n" : coll::FormatCollReport(*report));
+    return Worst(*report);
+  }
+
+  if (o.nprocs > 1) {
+    std::string dir = TempDir();
+    if (dir.empty()) return Fail(UnavailableError("cannot create a temporary directory for the ranks (set TMPDIR)"));
+    if (log_dir.empty()) log_dir = dir + "/logs";
+    Status logging = coll::SetupNcclLogging(log_dir);
+    if (!logging.ok()) return Fail(logging);
+    coll::LaunchSpec launch;
+    launch.nprocs = o.nprocs;
+    launch.timeout_seconds = o.timeout;
+    launch.argv = {"fabcheck", "coll", "--op", o.op, "--sizes", o.sizes, "--dtype", o.dtype, "--redop", o.redop,
+                   "--root", std::to_string(o.root), "--iters", std::to_string(o.iters), "--warmup",
+                   std::to_string(o.warmup)};
+    if (o.check) launch.argv.push_back("--check");
+    if (o.json) launch.argv.push_back("--json");
+    launch.env = {{"FABCHECK_RENDEZVOUS", "file:" + dir + "/nccl-id"}, {"FABCHECK_NCCL_LOG_DIR", log_dir}};
+    auto code = coll::LaunchLocalRanks(launch);
+    if (!code.ok()) return Fail(code.status());
+    return *code;
+  }
+
+  if (log_dir.empty()) {
+    std::string dir = TempDir();
+    if (dir.empty()) return Fail(UnavailableError("cannot create a temporary directory for NCCL's log (set TMPDIR)"));
+    log_dir = dir;
+  }
+  auto report = coll::RunColl(options, setup, log_dir);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << (o.json ? nlohmann::json(*report).dump(2) + "\n" : coll::FormatCollReport(*report));
+  return Worst(*report);
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand("coll", "Run NCCL collectives, busbw as nccl-tests, and say what NCCL used (L4)");
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--op", o->op,
+                  "Collectives: all, or a comma list of all_reduce, all_gather, reduce_scatter, alltoall, broadcast, "
+                  "reduce, sendrecv")
+      ->capture_default_str();
+  cmd->add_option("--sizes", o->sizes, "Sizes: MIN:MAX (powers of two, x2 steps) or a list, e.g. 8:8G, 1M,64M")
+      ->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "Data type (nccl-tests names: float, half, bfloat16, double, int32, int8...)")
+      ->capture_default_str();
+  cmd->add_option("--redop", o->redop, "Reduction: sum, prod, max, min, avg")->capture_default_str();
+  cmd->add_option("--root", o->root, "Root rank of broadcast and reduce")->capture_default_str();
+  cmd->add_option("--iters", o->iters, "Timed iterations per size")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", o->warmup, "Warm-up iterations per size")->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--check", o->check, "Verify every result on the host (#wrong); sum/max/min, not fp8");
+  cmd->add_flag("--json", o->json, "Print JSON (schema fabcheck.coll/v1) instead of the table");
+  cmd->add_option("--gpus", o->gpus, "One process: the CUDA devices to drive, e.g. 0-3 (default: all)");
+  cmd->add_option("--nprocs", o->nprocs, "One process per GPU: start this many local ranks (rank i uses GPU i)");
+  cmd->add_option("--rendezvous", o->rendezvous,
+                  "When started as ranks (Slurm, mpirun, torchrun, FABCHECK_RANK): file:/shared/path for the NCCL id");
+  cmd->add_option("--nccl-log-dir", o->log_dir, "Where NCCL's INFO log goes (default: a new directory under /tmp)");
+  cmd->add_option("--timeout", o->timeout, "Seconds before launched ranks are stopped")->capture_default_str();
+  cmd->footer(
+      "Figures are nccl-tests' own: algbw = bytes/time, busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n\n"
+      "(all_gather, reduce_scatter, alltoall) or 1; per-rank sizes rounded as nccl-tests does; time averaged\n"
+      "over iterations and ranks; out-of-place and in-place; Avg bus bandwidth over both.\n"
+      "NCCL runs with NCCL_DEBUG=INFO into --nccl-log-dir (unless you set NCCL_DEBUG*), and the log is read\n"
+      "back to report P2P/SHM/NET/IB/NET/Socket per connection, GPUDirect RDMA and NCCL's topology estimate.\n\n"
+      "Examples:\n"
+      "  fabcheck coll                                   # all_reduce on every local GPU, one process\n"
+      "  fabcheck coll --op all --sizes 8:8G --check     # every collective, verified\n"
+      "  fabcheck coll --op all_gather --nprocs 8        # one process per GPU\n"
+      "  srun -N2 --ntasks-per-node=8 fabcheck coll --rendezvous file:/shared/nccl-id.$SLURM_JOB_ID\n"
+      "  fabcheck coll --json | jq '.results[].avg_busbw_gbps'\n\n"
+      "Exit: 0 pass, 1 warnings (busbw low, GPUDirect off), 2 failures (#wrong > 0, sockets between nodes),\n"
+      "3 could not run (no CUDA/NCCL/GPU), 64 bad flags.");
+  return [o] { return Run(*o); };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"coll", 400, &Setup});
+
+}  // namespace

@@ -1,0 +1,216 @@
+#include "coll/coll.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+
+#include "base/log.h"
+#include "base/strings.h"
+#include "coll/nccl_log.h"
+#include "fabcheck/version.h"
+
+extern char** environ;
+
+namespace fabcheck::coll {
+namespace {
+
+std::string NowUtc() {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+void SetIfUnset(const char* name, const std::string& value) {
+  const char* current = std::getenv(name);
+  if (current == nullptr || *current == '\0') ::setenv(name, value.c_str(), 1);
+}
+
+}  // namespace
+
+Status SetupNcclLogging(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return UnavailableError(fmt::format("cannot create the NCCL log directory {}: {} (choose another with --nccl-log-dir)",
+                                        dir, ec.message()));
+  }
+  SetIfUnset("NCCL_DEBUG", "INFO");
+  SetIfUnset("NCCL_DEBUG_FILE", dir + "/nccl.%h.%p.log");
+  // INIT: channels and transports; NET: NICs and GPUDirect; GRAPH: NCCL's
+  // bandwidth estimate from the topology; ENV: variables it honoured.
+  SetIfUnset("NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET,GRAPH");
+  return Status::Ok();
+}
+
+std::vector<std::string> NcclLogFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (StartsWith(name, "nccl.") && EndsWith(name, ".log")) files.push_back(entry.path().string());
+  }
+  // A user's own NCCL_DEBUG_FILE without %h/%p is one fixed file.
+  if (files.empty()) {
+    const char* user = std::getenv("NCCL_DEBUG_FILE");
+    if (user != nullptr && std::string_view(user).find('%') == std::string_view::npos && std::filesystem::exists(user)) {
+      files.push_back(user);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void AddExpectationAndFindings(model::CollReport* report) {
+  using model::Finding;
+  using model::Severity;
+  // NCCL's ring estimate: channels x per-channel bandwidth, from the links it found.
+  if (report->nccl_log) {
+    for (const auto& g : report->nccl_log->graphs) {
+      if (g.pattern != 4) continue;  // NCCL_TOPO_PATTERN_RING
+      bool multi_node = report->nccl_log->nodes > 1;
+      double bw = g.channels * (multi_node ? g.bw_inter : g.bw_intra);
+      if (bw > report->expected.busbw_gbps) {
+        report->expected.busbw_gbps = bw;
+        report->expected.basis = fmt::format(
+            "NCCL's ring estimate from the detected topology: {} channels x {:.1f} GB/s over {} ({})", g.channels,
+            multi_node ? g.bw_inter : g.bw_intra, multi_node ? g.type_inter : g.type_intra, g.host);
+      }
+    }
+  }
+  if (report->wrong > 0) {
+    Finding f;
+    f.id = "coll.wrong";
+    f.severity = Severity::kFail;
+    f.group = "NCCL";
+    f.object = report->mode;
+    f.message = fmt::format("{} elements were wrong after the collectives (--check)", report->wrong);
+    for (const auto& op : report->results) {
+      if (op.wrong > 0) f.evidence.push_back(fmt::format("{}: {} wrong", op.op, op.wrong));
+    }
+    f.remedy = "data corruption: rerun with NCCL_P2P_DISABLE=1 or NCCL_PROTO=Simple to isolate the path, check dmesg "
+               "for Xid/PCIe AER errors and the GPU's ECC counters";
+    report->findings.push_back(std::move(f));
+  }
+  if (report->nranks > 1 && report->expected.busbw_gbps > 0) {
+    for (const auto& op : report->results) {
+      if (op.rows.empty() || (op.op != "all_reduce" && op.op != "all_gather" && op.op != "reduce_scatter")) continue;
+      const auto& last = op.rows.back();
+      if (last.size_bytes < (256ull << 20)) continue;  // small sizes measure latency, not bandwidth
+      double ratio = last.out_of_place.busbw_gbps / report->expected.busbw_gbps;
+      Finding f;
+      f.id = "coll.busbw";
+      f.group = "NCCL";
+      f.object = fmt::format("{} at {} B", op.op, last.size_bytes);
+      f.evidence.push_back(fmt::format("busbw {:.1f} GB/s; expected about {:.1f} GB/s ({})", last.out_of_place.busbw_gbps,
+                                       report->expected.busbw_gbps, report->expected.basis));
+      if (ratio < 0.6) {
+        f.severity = Severity::kWarn;
+        f.message = fmt::format("{} busbw is {:.0f}% of what the topology allows", op.op, ratio * 100);
+        f.remedy = "look at the transports NCCL used (below), GPU clocks and PCIe/NVLink link state (fabcheck gpu, "
+                   "nvidia-smi nvlink -s)";
+      } else {
+        f.severity = Severity::kPass;
+        f.message = fmt::format("{} busbw is {:.0f}% of NCCL's topology estimate", op.op, ratio * 100);
+      }
+      report->findings.push_back(std::move(f));
+    }
+  }
+  if (report->nccl_log) {
+    for (const auto& f : report->nccl_log->findings) report->findings.push_back(f);
+  } else {
+    Finding f;
+    f.id = "coll.nccl-log.missing";
+    f.severity = Severity::kUnknown;
+    f.group = "NCCL";
+    f.object = report->nccl_log_file;
+    f.message = "no NCCL log was found, so which transport NCCL used is unknown";
+    f.remedy = "leave NCCL_DEBUG unset (fabcheck sets INFO) or set NCCL_DEBUG=INFO";
+    report->findings.push_back(std::move(f));
+  }
+}
+
+Result<model::CollReport> RunColl(const CollOptions& options, const RankSetup& setup, const std::string& log_dir) {
+  model::CollReport report;
+  report.fabcheck_version = kVersion;
+  report.start_time = NowUtc();
+  std::vector<std::string> ops;
+  for (CollOp op : options.ops) ops.emplace_back(CollOpName(op));
+  std::vector<std::string> sizes;
+  for (uint64_t s : options.sizes) sizes.push_back(std::to_string(s));
+  report.args = {{"op", Join(ops, ",")},
+                 {"sizes", Join(sizes, ",")},
+                 {"dtype", std::string(NcclTypeName(options.dtype))},
+                 {"redop", std::string(NcclRedOpName(options.redop))},
+                 {"root", std::to_string(options.root)},
+                 {"iters", std::to_string(options.iters)},
+                 {"warmup", std::to_string(options.warmup)},
+                 {"check", options.check ? "1" : "0"}};
+  RETURN_IF_ERROR(SetupNcclLogging(log_dir));
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    if (StartsWith(entry, "NCCL_")) {
+      auto eq = entry.find('=');
+      report.env[entry.substr(0, eq)] = eq == std::string::npos ? "" : entry.substr(eq + 1);
+    }
+  }
+  report.nccl_log_file = log_dir;
+  RETURN_IF_ERROR(RunCollectives(options, setup, &report));
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  for (auto& r : report.ranks) r.host = host;
+  // Rank 0 reads every rank's log (all in `log_dir` for local ranks).
+  if (setup.single_process || setup.env.rank == 0) {
+    auto files = NcclLogFiles(log_dir);
+    if (!files.empty()) {
+      auto summary = ParseNcclLogFiles(files);
+      if (summary.ok()) report.nccl_log = std::move(summary).value();
+    }
+  }
+  AddExpectationAndFindings(&report);
+  return report;
+}
+
+std::string FormatCollReport(const model::CollReport& report) {
+  std::string out;
+  out += fmt::format("# fabcheck coll {}: {} ranks, {}, NCCL {} ({}), CUDA runtime {}\n", report.fabcheck_version,
+                     report.nranks, report.mode, report.nccl_version, report.nccl_library, report.cuda_runtime_version);
+  out += fmt::format("# iters {}  warmup {}  check {}  dtype {}  redop {}\n", report.args.at("iters"),
+                     report.args.at("warmup"), report.args.at("check"), report.args.at("dtype"), report.args.at("redop"));
+  for (const auto& r : report.ranks) {
+    out += fmt::format("#  Rank {:2} Host {} Device {:2} [{}] {}\n", r.rank, r.host, r.cuda_device, r.pci_bus_id, r.name);
+  }
+  for (const auto& op : report.results) {
+    out += fmt::format("#\n# {}\n", op.op);
+    out += FormatCollTableHeader();
+    for (const auto& row : op.rows) out += FormatCollRow(row);
+    out += FormatCollFooter(op.wrong, op.avg_busbw_gbps);
+  }
+  out += fmt::format("# Avg bus bandwidth (all ops) : {:g}\n", report.average_bus_bandwidth_gbps);
+  if (report.expected.busbw_gbps > 0) {
+    out += fmt::format("# Expected busbw: about {:.1f} GB/s ({})\n", report.expected.busbw_gbps, report.expected.basis);
+  }
+  if (report.nccl_log) {
+    out += "#\n";
+    out += FormatNcclLogSummary(*report.nccl_log);
+  } else {
+    out += "#\n# NCCL log: none found in " + report.nccl_log_file + "\n";
+  }
+  out += "findings:\n";
+  for (const auto& f : report.findings) {
+    if (StartsWith(f.id, "nccl.")) continue;  // already listed under the log's verdicts
+    out += fmt::format("  [{}] {}: {}\n", model::SeverityName(f.severity), f.id, f.message);
+    for (const auto& e : f.evidence) out += fmt::format("      {}\n", e);
+    if (!f.remedy.empty() && f.severity != model::Severity::kPass) out += fmt::format("      fix: {}\n", f.remedy);
+  }
+  return out;
+}
+
+}  // namespace fabcheck::coll

@@ -1,0 +1,33 @@
+// `fabcheck coll` end to end for one process: NCCL logging set up, the
+// collectives run (runner.h), NCCL's log read back (nccl_log.h), the figures
+// compared with what the topology allows (expect.cc). The app command only
+// parses flags and decides whether to launch local ranks (launch.h).
+#pragma once
+
+#include <string>
+
+#include "base/status.h"
+#include "coll/runner.h"
+#include "fabcheck/model/coll.h"
+
+namespace fabcheck::coll {
+
+// Points NCCL's INFO log at `dir` (nccl.<host>.<pid>.log) unless the user set
+// NCCL_DEBUG / NCCL_DEBUG_FILE / NCCL_DEBUG_SUBSYS already; creates `dir`.
+// Must run before NCCL is first used in this process (and before launching ranks).
+Status SetupNcclLogging(const std::string& dir);
+
+// The NCCL log files in `dir` (or the file NCCL_DEBUG_FILE names when it has no %h/%p).
+std::vector<std::string> NcclLogFiles(const std::string& dir);
+
+// Expected busbw from NCCL's own topology estimate (ring graphs in its log),
+// and findings: #wrong, busbw far below expectation, NCCL's transport verdicts.
+void AddExpectationAndFindings(model::CollReport* report);
+
+// Everything above, for this process (single-process, or one rank).
+Result<model::CollReport> RunColl(const CollOptions& options, const RankSetup& setup, const std::string& log_dir);
+
+// nccl-tests' table per op, the NCCL log summary and the findings.
+std::string FormatCollReport(const model::CollReport& report);
+
+}  // namespace fabcheck::coll
