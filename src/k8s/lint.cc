@@ -37,6 +37,7 @@ class Collector : public Reporter {
     std::string file = r.object ? r.object->file : r.file;
     int line = r.line > 0 ? r.line : (r.object ? r.object->line : 0);
     f.location = model::SourceLocation{file, line, r.column};
+    lf.object_line = r.object ? r.object->line : line;
 
     // Suppression: the pod template's annotations, then the object's.
     std::string key = SuppressionAnnotation(rule_.info.id);
@@ -161,7 +162,7 @@ LintResult LintSet(std::unique_ptr<ManifestSet> set, const LintConfig& config, c
   }
   auto key = [](const LintedFinding& f) {
     const auto& loc = *f.finding.location;
-    return std::tie(loc.file, loc.line, f.finding.id, f.finding.object, f.finding.message);
+    return std::tie(loc.file, f.object_line, f.finding.object, loc.line, f.finding.id, f.finding.message);
   };
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [&](const LintedFinding& a, const LintedFinding& b) { return key(a) < key(b); });

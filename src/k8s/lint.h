@@ -19,6 +19,7 @@ struct LintedFinding {
   Level level = Level::kInfo;
   const Rule* rule = nullptr;
   std::string suppressed_by;  // "annotation fabcheck.io/ignore-<ID>: <reason>" when suppressed
+  int object_line = 0;        // first line of the object, so output groups per object
 };
 
 struct LintResult {

@@ -286,14 +286,24 @@ bool NetIndex::IsRdmaResource(std::string_view resource) const {
   }
   if (FindShared(resource)) return true;
   std::string short_name = ResourceShortName(resource);
+  // A policy or device plugin config in the set decides; without one, a
+  // resource that backs an SR-IOV/host-device/IB network is taken as RDMA
+  // (cluster.sriov.not-rdma checks the policy when it is there).
+  bool has_policy = false;
   for (const auto& p : policies_) {
-    if (p.resource_name == short_name && (p.is_rdma || p.link_type == "ib")) return true;
+    if (p.resource_name != short_name) continue;
+    if (p.is_rdma || p.link_type == "ib") return true;
+    has_policy = true;
   }
   for (const auto& r : sriov_dp_) {
-    if (r.resource_name == resource && r.is_rdma) return true;
+    if (r.resource_name != resource) continue;
+    if (r.is_rdma) return true;
+    has_policy = true;
   }
   for (const auto& nad : nads_) {
-    if (ResourceMatches(nad, resource) && (nad.cni_type == "ib-sriov" || nad.cni_type == "ipoib")) return true;
+    if (!ResourceMatches(nad, resource)) continue;
+    if (nad.cni_type == "ib-sriov" || nad.cni_type == "ipoib") return true;
+    if (!has_policy && (nad.cni_type == "sriov" || nad.cni_type == "host-device")) return true;
   }
   std::string r(resource);
   for (const auto& pattern : rdma_patterns_) {

@@ -14,13 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Location(const model::Finding& f) {
-  if (!f.location) return "";
-  std::string s = f.location->file;
-  if (f.location->line > 0) s += ":" + std::to_string(f.location->line);
-  return s;
-}
-
 json FindingJson(const LintedFinding& lf) {
   json j = lf.finding;
   j["level"] = std::string(LevelName(lf.level));
@@ -83,7 +76,7 @@ std::string FormatText(const LintResult& result, bool verbose) {
       os << "  " << f.object << "\n";
       object = f.object;
     }
-    os << fmt::format("    {:<7} {}  {}\n", LevelName(lf.level), f.id, Location(f));
+    os << fmt::format("    {:<7} {}  line {}\n", LevelName(lf.level), f.id, f.location ? f.location->line : 0);
     os << "            " << f.message << "\n";
     if (verbose && lf.rule) os << "            why: " << lf.rule->info.why << "\n";
     for (const auto& e : f.evidence) os << "            evidence: " << e << "\n";

@@ -36,6 +36,7 @@ TEST(Render, EveryNetworkTypeLintsClean) {
     LintResult r = testing::LintText(RenderAll(*p));
     EXPECT_EQ(r.Count(Level::kError), 0) << type << ":\n" << Describe(r);
     EXPECT_EQ(r.Count(Level::kWarning), 0) << type << ":\n" << Describe(r);
+    EXPECT_EQ(testing::CountId(r, "k8s.multinode.no-rdma"), 0) << type << ":\n" << Describe(r);
     EXPECT_GE(r.set->objects.size(), 7u);
   }
 }
