@@ -1,0 +1,95 @@
+// `fabcheck doctor`: every local check of rungs L1-L2, RoCE QoS, GPUDirect
+// prerequisites, container limits and NCCL settings on one node.
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "checks/registry.h"
+#include "checks/runner.h"
+#include "fabcheck/version.h"
+#include "inventory/snapshot.h"
+
+namespace {
+
+struct DoctorFlags {
+  fabcheck::checks::DoctorOptions options;
+  bool json = false;
+  bool verbose = false;
+  bool catalog = false;
+  bool no_process_env = false;
+};
+
+int Run(const DoctorFlags& flags) {
+  using namespace fabcheck;
+  if (flags.catalog) {
+    std::cout << checks::CatalogMarkdown();
+    return kExitOk;
+  }
+  checks::DoctorOptions options = flags.options;
+  options.use_process_env = !flags.no_process_env;
+  auto report = checks::RunDoctor(options, kVersion);
+  if (!report.ok()) {
+    std::cerr << "fabcheck doctor: " << report.status().message() << "\n";
+    return report.status().code() == StatusCode::kInvalidArgument && !flags.options.only.empty() &&
+                   report.status().message().rfind("--only", 0) == 0
+               ? kExitUsage
+               : kExitError;
+  }
+  if (flags.json) {
+    std::cout << nlohmann::json(*report).dump(2) << "\n";
+  } else {
+    std::cout << checks::RenderDoctorText(*report, flags.verbose);
+  }
+  return report->summary.exit_code;
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "doctor",
+      "Check one node for everything that silently breaks RDMA: ports, PCIe, GPU-NIC topology, MTU, GIDs,\n"
+      "RoCE QoS (PFC/ECN/trust), GPUDirect prerequisites, container limits and NCCL settings");
+  auto flags = std::make_shared<DoctorFlags>();
+  cmd->add_option("--sysroot", flags->options.sysroot,
+                  "Check a captured node instead of this one: a directory holding sys/ (and proc/), or a\n"
+                  "capture from `fabcheck snapshot -o FILE.tar.gz`");
+  cmd->add_option("--profile", flags->options.profile,
+                  "Expected hardware of the machine type (YAML, see profiles/): GPU and NIC counts, link layer,\n"
+                  "rate, PCIe generation/width, MTU, PFC priority. Without it expectations come from the node");
+  cmd->add_option("--only", flags->options.only,
+                  "Run only these rungs (L1, L2, RoCE, GDR, container, NCCL) and/or check IDs, comma separated")
+      ->delimiter(',');
+  cmd->add_option("--env-file", flags->options.env_files,
+                  "Check a job's NCCL settings before launch: a file of KEY=VALUE lines (repeatable; they\n"
+                  "override the process environment)");
+  cmd->add_flag("--no-process-env", flags->no_process_env,
+                "Ignore this process's NCCL_* variables (check only --env-file and /etc/nccl.conf)");
+  cmd->add_flag("--json", flags->json, "Print the report as JSON (schema fabcheck.doctor/v1)");
+  cmd->add_flag("-v,--verbose", flags->verbose, "Show evidence for passing checks too");
+  cmd->add_flag("--catalog", flags->catalog, "Print the catalog of checks (Markdown, as docs/checks.md) and exit");
+  cmd->footer(
+      "Exit status: 0 every check passed (info and unknown do not count), 1 warnings only, 2 at least one\n"
+      "failure, 3 could not run (bad sysroot, profile or env file), 64 bad command line.\n"
+      "A check that cannot read what it needs reports 'unknown' with the reason, never a failure.\n"
+      "Findings are grouped by rung; fix the lowest failing rung first.\n\n"
+      "Examples:\n"
+      "  fabcheck doctor                                  check this node\n"
+      "  fabcheck doctor --profile profiles/dgx-h100-ib.yaml\n"
+      "  fabcheck doctor --only L1,nccl.ib-hca            one rung and one check\n"
+      "  fabcheck doctor --env-file job.env --only NCCL   a job's NCCL settings before launch\n"
+      "  fabcheck doctor --sysroot node07.tar.gz --json   a capture taken on another node\n"
+      "  fabcheck doctor --catalog > docs/checks.md       the catalog of check IDs");
+  return [flags] { return Run(*flags); };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"doctor", 20, &Setup});
+
+// Snapshots carry what the checks read (config space, /proc/self/*, dcbnl
+// answers, /etc/nccl.conf), so `doctor --sysroot capture` sees the same.
+const bool kSnapshotRegistered =
+    fabcheck::inventory::RegisterSnapshotReader("doctor", [](const fabcheck::sys::SysRoot& root) {
+      fabcheck::checks::ReadEvidence(root);
+    });
+
+}  // namespace

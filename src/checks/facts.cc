@@ -1,0 +1,91 @@
+#include "checks/facts.h"
+
+#include "base/strings.h"
+
+namespace fabcheck::checks {
+
+const char* NcclPathName(int path) {
+  static const char* kNames[] = {"LOC", "NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS", "NET", "DIS"};
+  return path >= 0 && path <= kPathDis ? kNames[path] : "?";
+}
+
+std::optional<int> NcclPathFor(model::PathType type) {
+  switch (type) {
+    case model::PathType::kPix: return kPathPix;
+    case model::PathType::kPxb: return kPathPxb;
+    case model::PathType::kPhb: return kPathPhb;
+    case model::PathType::kNode: return kPathPhb;
+    case model::PathType::kSys: return kPathSys;
+    case model::PathType::kUnknown: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool IsCheckedRdmaNic(const Context& ctx, const model::Nic& nic) {
+  for (const auto& dev : nic.rdma_devices) {
+    if (!ctx.profile || ctx.profile->IsComputeNic(dev)) return true;
+  }
+  return false;
+}
+
+std::vector<Nearest> NearestRdmaNics(const Context& ctx) {
+  std::vector<Nearest> out;
+  if (!ctx.inventory) return out;
+  const auto& topo = ctx.inventory->topology;
+  for (size_t g = 0; g < topo.gpus.size() && g < topo.distance.size(); ++g) {
+    Nearest n;
+    if (g < ctx.inventory->gpus.size()) n.gpu = &ctx.inventory->gpus[g];
+    for (size_t c = 0; c < topo.nics.size() && c < topo.distance[g].size(); ++c) {
+      const model::Nic* nic = ctx.inventory->FindNic(topo.nics[c]);
+      if (!nic || !IsCheckedRdmaNic(ctx, *nic)) continue;
+      model::PathType d = topo.distance[g][c];
+      if (d == model::PathType::kUnknown) continue;
+      // The enum is ordered nearest first (PIX < PXB < PHB < NODE < SYS).
+      if (n.nics.empty() || static_cast<int>(d) < static_cast<int>(n.distance)) {
+        n.distance = d;
+        n.nics = {nic};
+      } else if (d == n.distance) {
+        n.nics.push_back(nic);
+      }
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::string PhysicalNetdev(const Context& ctx, const Context::PortRef& ref) {
+  const auto* inv = ctx.inventory;
+  if (!inv) return "";
+  if (const auto* nd = inv->FindNetDevice(ref.port->netdev); nd && !nd->pci_bdf.empty() && nd->vlan_parent.empty()) {
+    return nd->name;
+  }
+  const model::NetDevice* best = nullptr;
+  for (const auto& nd : inv->netdevs) {
+    if (nd.pci_bdf != ref.device->pci_bdf || !nd.vlan_parent.empty()) continue;
+    // A two-port function: dev_port is 0-based, RDMA ports 1-based.
+    if (nd.dev_port && *nd.dev_port + 1 == ref.port->port) return nd.name;
+    if (!best) best = &nd;
+  }
+  return best ? best->name : "";
+}
+
+Result<std::set<std::string>> DefaultRouteInterfaces(const sys::SysRoot& root) {
+  ASSIGN_OR_RETURN(std::string text, root.ReadFile("/proc/net/route"));
+  std::set<std::string> out;
+  // "Iface Destination Gateway Flags ..." with hex fields; default: Destination and Mask 00000000.
+  auto lines = Split(text, '\n', /*skip_empty=*/true);
+  for (size_t i = 1; i < lines.size(); ++i) {
+    auto f = Split(lines[i], '\t', /*skip_empty=*/true);
+    if (f.size() < 8) f = Split(lines[i], ' ', /*skip_empty=*/true);
+    if (f.size() >= 8 && f[1] == "00000000" && f[7] == "00000000") out.insert(std::string(Trim(f[0])));
+  }
+  return out;
+}
+
+std::string JoinLimited(const std::vector<std::string>& items, size_t limit) {
+  if (items.size() <= limit) return Join(items, ", ");
+  std::vector<std::string> head(items.begin(), items.begin() + static_cast<long>(limit));
+  return Join(head, ", ") + " and " + std::to_string(items.size() - limit) + " more";
+}
+
+}  // namespace fabcheck::checks

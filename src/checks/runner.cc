@@ -1,0 +1,133 @@
+#include "checks/runner.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "base/log.h"
+#include "checks/registry.h"
+#include "inventory/inventory.h"
+
+namespace fabcheck::checks {
+
+std::vector<model::Finding> RunChecks(const Context& ctx, const std::vector<const Check*>& checks) {
+  std::vector<model::Finding> findings;
+  for (const Check* check : checks) {
+    Reporter reporter(*check, &findings);
+    check->run(ctx, reporter);
+    if (reporter.count() == 0) reporter.Pass("node", "no problem found");
+  }
+  return findings;
+}
+
+namespace {
+
+std::vector<std::string> RungOrder() {
+  std::vector<std::string> out;
+  for (Rung r : kAllRungs) out.push_back(std::string(RungName(r)));
+  return out;
+}
+
+}  // namespace
+
+Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::string& fabcheck_version) {
+  ASSIGN_OR_RETURN(std::vector<const Check*> checks, SelectChecks(options.only));
+  sys::SysRoot root = sys::SysRoot::Live();
+  if (!options.sysroot.empty()) {
+    ASSIGN_OR_RETURN(root, sys::SysRoot::Open(options.sysroot));
+  }
+  std::optional<Profile> profile;
+  if (!options.profile.empty()) {
+    ASSIGN_OR_RETURN(Profile p, LoadProfile(options.profile));
+    profile = std::move(p);
+  }
+  EnvSources sources;
+  sources.use_process_env = options.use_process_env;
+  sources.env_files = options.env_files;
+  ASSIGN_OR_RETURN(NcclEnv env, LoadNcclEnv(root, sources));
+
+  inventory::ReadOptions read_options;
+  read_options.query_libraries = options.query_libraries;
+  model::Inventory inv = inventory::ReadInventory(root, read_options);
+
+  Context ctx;
+  ctx.root = &root;
+  ctx.inventory = &inv;
+  ctx.profile = profile ? &*profile : nullptr;
+  ctx.env = &env;
+
+  model::DoctorReport report;
+  report.fabcheck_version = fabcheck_version;
+  report.hostname = inv.host.hostname;
+  report.kernel = inv.host.kernel;
+  report.sysroot = root.Describe();
+  report.profile = options.profile;
+  std::set<std::string> seen;
+  for (const auto& [name, value] : env.vars()) {
+    std::string where = value.source.substr(0, value.source.find(" line "));
+    if (seen.insert(where).second) report.env_sources.push_back(where);
+  }
+  for (const auto& w : inv.warnings) report.inventory_warnings.push_back(w.path + ": " + w.message);
+  for (const Check* c : checks) report.checks.push_back(c->id);
+  report.findings = RunChecks(ctx, checks);
+  report.summary = model::Summarize(report.findings, RungOrder());
+  return report;
+}
+
+void ReadEvidence(const sys::SysRoot& root) {
+  EnvSources sources;
+  auto env = LoadNcclEnv(root, sources);
+  inventory::ReadOptions read_options;
+  read_options.query_libraries = false;  // the snapshot's inventory pass already asked them
+  model::Inventory inv = inventory::ReadInventory(root, read_options);
+  Context ctx;
+  ctx.root = &root;
+  ctx.inventory = &inv;
+  NcclEnv empty;
+  ctx.env = env.ok() ? &*env : &empty;
+  (void)RunChecks(ctx, AllChecks());
+}
+
+std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
+  std::string out;
+  out += fmt::format("fabcheck doctor on {} ({}){}\n", report.hostname.empty() ? "?" : report.hostname, report.sysroot,
+                     report.profile.empty() ? "" : ", profile " + report.profile);
+  if (!report.env_sources.empty()) out += "NCCL settings from: " + Join(report.env_sources, ", ") + "\n";
+  auto mark = [](model::Severity s) -> const char* {
+    switch (s) {
+      case model::Severity::kPass: return "PASS";
+      case model::Severity::kInfo: return "INFO";
+      case model::Severity::kUnknown: return "UNKN";
+      case model::Severity::kWarn: return "WARN";
+      case model::Severity::kFail: return "FAIL";
+    }
+    return "?";
+  };
+  for (Rung r : kAllRungs) {
+    std::string group(RungName(r));
+    bool header = false;
+    for (const auto& f : report.findings) {
+      if (f.group != group) continue;
+      if (!header) {
+        out += fmt::format("\n== {}: {}\n", group, RungTitle(r));
+        header = true;
+      }
+      out += fmt::format("  {}  {:<20} {}: {}\n", mark(f.severity), f.id, f.object, f.message);
+      bool detail = verbose || f.severity == model::Severity::kWarn || f.severity == model::Severity::kFail ||
+                    f.severity == model::Severity::kUnknown;
+      if (detail) {
+        for (const auto& e : f.evidence) out += "        evidence: " + e + "\n";
+        if (!f.remedy.empty()) out += "        fix: " + f.remedy + "\n";
+      }
+    }
+  }
+  const auto& s = report.summary;
+  out += fmt::format("\n{} fail, {} warn, {} unknown, {} info, {} pass", s.fail, s.warn, s.unknown, s.info, s.pass);
+  if (!s.first_failing_rung.empty()) {
+    out += fmt::format(" -- fix rung {} first: higher rungs may fail only because of it", s.first_failing_rung);
+  }
+  out += "\n";
+  return out;
+}
+
+}  // namespace fabcheck::checks

@@ -1,0 +1,40 @@
+// Running the doctor: read the node once (inventory, profile, NCCL settings),
+// run the selected checks in ladder order, and summarise.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "checks/check.h"
+#include "fabcheck/model/doctor.h"
+
+namespace fabcheck::checks {
+
+struct DoctorOptions {
+  std::string sysroot;                 // "" = the live node; a directory or capture otherwise
+  std::string profile;                 // "" = none (expectations from the node)
+  std::vector<std::string> only;       // rungs and check IDs; empty = all
+  std::vector<std::string> env_files;  // --env-file
+  bool use_process_env = true;
+  bool query_libraries = true;         // inventory may ask libibverbs/NVML on a live node
+};
+
+// Runs `checks` on a prepared context. A check that reports nothing gets a
+// pass finding, so every check that ran is visible.
+std::vector<model::Finding> RunChecks(const Context& ctx, const std::vector<const Check*>& checks);
+
+// The whole command: errors only for bad input (unreadable sysroot, invalid
+// profile or env file, unknown --only name); everything about the node
+// itself is a finding.
+Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::string& fabcheck_version);
+
+// Runs every check on `root` for the side effect of reading what they read:
+// `fabcheck snapshot` calls it on a recording root so captures carry the
+// checks' evidence (config space, /proc/self/*, dcbnl answers, /etc/nccl.conf).
+void ReadEvidence(const sys::SysRoot& root);
+
+// Human output: findings grouped by rung, then the summary.
+std::string RenderDoctorText(const model::DoctorReport& report, bool verbose);
+
+}  // namespace fabcheck::checks

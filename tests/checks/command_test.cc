@@ -1,0 +1,126 @@
+// `fabcheck doctor` as a user runs it: exit codes, JSON schema, --only,
+// --env-file, bad input, and a run on this machine (which has no RDMA).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "node_fixture.h"
+
+namespace fabcheck::checks {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int code = -1;
+  std::string out;
+};
+
+// Runs the binary with stdout captured (stderr goes to the test log).
+Output RunFabcheck(const std::string& args, const std::string& env = "") {
+  std::string cmd = env + " " + std::string(FABCHECK_BINARY) + " " + args;
+  Output o;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return o;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) o.out.append(buf.data(), n);
+  int status = ::pclose(p);
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+fs::path Dir(const std::string& name) {
+  return testing::FixtureTempDir() / ("fcdoctor-cmd-" + name + "-" + std::to_string(::getpid()));
+}
+
+TEST(DoctorCommandTest, HealthyFixtureExitsZero) {
+  testing::NodeFixture node(Dir("healthy"), {});
+  auto o = RunFabcheck("doctor --sysroot " + node.root() + " --no-process-env");
+  EXPECT_EQ(o.code, 0) << o.out;
+  EXPECT_NE(o.out.find("== L1"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("0 fail, 0 warn"), std::string::npos) << o.out;
+}
+
+TEST(DoctorCommandTest, FailureExitsTwoAndJsonCarriesTheFinding) {
+  testing::NodeFixture node(Dir("fail"), {});
+  node.Write(node.PortDir(1) + "/state", "1: DOWN\n");
+  auto o = RunFabcheck("doctor --json --sysroot " + node.root() + " --no-process-env");
+  EXPECT_EQ(o.code, 2) << o.out;
+  auto j = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << o.out;
+  EXPECT_EQ(j["schema"], "fabcheck.doctor/v1");
+  EXPECT_EQ(j["summary"]["first_failing_rung"], "L1");
+  bool found = false;
+  for (const auto& f : j["findings"]) {
+    found |= f["id"] == "port.down" && f["severity"] == "fail" && f["object"] == "mlx5_1 port 1";
+  }
+  EXPECT_TRUE(found) << o.out;
+}
+
+TEST(DoctorCommandTest, WarningsOnlyExitOneAndEnvFileIsChecked) {
+  testing::NodeFixture node(Dir("warn"), {});
+  fs::path env = Dir("warn-env");
+  std::ofstream(env) << "# the job's settings\nNCCL_NET_GDR_LEVEL=LOC\n";
+  auto o = RunFabcheck("doctor --only NCCL --env-file " + env.string() + " --sysroot " + node.root() + " --no-process-env");
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.out.find("nccl.net-gdr-level"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("line 2"), std::string::npos) << o.out;  // evidence names where the value came from
+  EXPECT_EQ(o.out.find("== L1"), std::string::npos) << "--only NCCL ran other rungs:\n" << o.out;
+  fs::remove(env);
+}
+
+TEST(DoctorCommandTest, BadInputIsAClearError) {
+  testing::NodeFixture node(Dir("bad"), {});
+  EXPECT_EQ(RunFabcheck("doctor --only L7 --sysroot " + node.root()).code, 64);
+  fs::path profile = Dir("bad-profile");
+  std::ofstream(profile) << "nics:\n  rate_gbps: fast\n";
+  auto o = RunFabcheck("doctor --profile " + profile.string() + " --sysroot " + node.root() + " 2>&1");
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.out.find("nics.rate_gbps"), std::string::npos) << o.out;
+  fs::remove(profile);
+  EXPECT_EQ(RunFabcheck("doctor --sysroot /nonexistent/sysroot").code, 3);
+}
+
+TEST(DoctorCommandTest, HelpDocumentsExitCodesAndCatalogMatchesDocs) {
+  auto help = RunFabcheck("doctor --help");
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("1 warnings only"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("Examples"), std::string::npos);
+  auto catalog = RunFabcheck("doctor --catalog");
+  std::ifstream in(std::string(FABCHECK_SOURCE_DIR) + "/docs/checks.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  EXPECT_EQ(catalog.out, docs.str()) << "regenerate: fabcheck doctor --catalog > docs/checks.md";
+}
+
+// On a machine without RDMA hardware the doctor must not alarm: absence of
+// RDMA is info/unknown, never a failure.
+TEST(DoctorCommandTest, ThisMachineWithoutRdmaIsNotAlarming) {
+  auto o = RunFabcheck("doctor --json --no-process-env");
+  auto j = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << o.out;
+  bool rdma = false;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] == "port.down" && f["severity"] != "info") rdma = true;
+  }
+  if (rdma) GTEST_SKIP() << "this machine has RDMA devices; the no-RDMA case cannot be checked here";
+  for (const auto& f : j["findings"]) {
+    EXPECT_NE(f["severity"], "fail") << f.dump();
+    // GPU-only findings (PCIe width, IOMMU) can be real on a GPU machine; nothing else may warn.
+    if (f["id"] != "pcie.downgraded" && f["id"] != "iommu.translating" && f["id"] != "topo.gpu-nic.far") {
+      EXPECT_NE(f["severity"], "warn") << f.dump();
+    }
+  }
+  EXPECT_NE(o.code, 2) << o.out;
+}
+
+}  // namespace
+}  // namespace fabcheck::checks
