@@ -35,6 +35,23 @@ std::string Anchor(const std::string& id) {
   return a;
 }
 
+// Text for Markdown: "<reason>" would be read as an HTML tag and vanish.
+std::string Md(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string SarifLevel(Level level) {
@@ -181,25 +198,25 @@ std::string RulesMarkdown() {
         "params:\n  kubelet.topology.unsatisfiable: {gpusPerNumaNode: 4, nicsPerNumaNode: 4}\n"
         "  cluster.nad.mtu: {fabricMtu: 9000}\n```\n\n";
   os << "## Profiles\n\n| profile | what the platform does |\n|---|---|\n";
-  for (const auto& p : AllProfiles()) os << "| `" << p.name << "` | " << p.description << " |\n";
+  for (const auto& p : AllProfiles()) os << "| `" << p.name << "` | " << Md(p.description) << " |\n";
   os << "\n## Rules\n\n| ID | level | scope | title |\n|---|---|---|---|\n";
   for (const auto& r : AllRules()) {
     os << "| [`" << r.info.id << "`](#" << Anchor(r.info.id) << ") | " << LevelName(r.info.level) << " | "
-       << r.info.scope << " | " << r.info.title << " |\n";
+       << r.info.scope << " | " << Md(r.info.title) << " |\n";
   }
   for (const auto& r : AllRules()) {
     const RuleInfo& i = r.info;
     os << "\n### " << i.id << "\n\n"
-       << "**" << i.title << "** — level " << LevelName(i.level) << ", scope " << i.scope << ".\n\n"
-       << "**Why it matters.** " << i.why << "\n\n"
-       << "**Fix.** " << i.remedy << "\n\n"
-       << "**Evidence.** " << i.evidence << "\n\n"
+       << "**" << Md(i.title) << "** — level " << LevelName(i.level) << ", scope " << i.scope << ".\n\n"
+       << "**Why it matters.** " << Md(i.why) << "\n\n"
+       << "**Fix.** " << Md(i.remedy) << "\n\n"
+       << "**Evidence.** " << Md(i.evidence) << "\n\n"
        << "Suppress: `fabcheck.io/ignore-" << i.id << ": \"<reason>\"`. Tests: `tests/k8s/manifests/" << i.id
        << "/positive.yaml` (fires), `negative.yaml` (quiet).\n";
     if (!i.params.empty()) {
       os << "\n| parameter | type | default | meaning |\n|---|---|---|---|\n";
       for (const auto& p : i.params) {
-        os << "| `" << p.name << "` | " << p.type << " | " << p.default_value << " | " << p.doc << " |\n";
+        os << "| `" << p.name << "` | " << p.type << " | " << Md(p.default_value) << " | " << Md(p.doc) << " |\n";
       }
     }
   }
