@@ -1,0 +1,109 @@
+// The verbs transport of `fabcheck perf`: RC QPs over rdma-core (libibverbs,
+// linked), RDMA write, write with immediate, read and send/receive, several
+// QPs, CQ moderation, inline sends, bandwidth and latency with perftest's
+// semantics, and optionally connection through rdma_cm (--cm).
+//
+// Files: gid.* and plan.* and conn_info.* (pure logic), objects.* (RAII),
+// device.* (open/query), memory.* (registration), connect.cc (QP states,
+// rdma_cm), bw.cc and lat.cc (the measured loops), this file (Setup, Describe).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "perf/transport.h"
+#include "perf/verbs/conn_info.h"
+#include "perf/verbs/device.h"
+#include "perf/verbs/gid.h"
+#include "perf/verbs/memory.h"
+#include "perf/verbs/objects.h"
+
+namespace fabcheck::perf::verbs {
+
+// Unavailable (with the reason and the fix) when this node has no usable
+// RDMA device; nothing is allocated until Setup.
+Result<std::unique_ptr<Transport>> CreateVerbsTransport();
+
+class VerbsTransport final : public Transport {
+ public:
+  TransportKind kind() const override { return TransportKind::kVerbs; }
+  Capabilities GetCapabilities() const override;
+  uint64_t MemoryNeeded(const TestParams& params, Role role) const override;
+  Status Setup(const TestParams& params, const LocalContext& local, ControlChannel& control) override;
+  Result<SideMeasurement> RunSize(uint64_t size, ControlChannel& control) override;
+  model::PerfEndpoint Describe() const override;
+
+ private:
+  // connect.cc
+  Status CreateResources(ibv_context* ctx);
+  Status CreateQp(int index);
+  Status ConnectQps(const ConnInfo& peer);
+  Status SetupCm(ControlChannel& control);
+  ConnInfo LocalInfo() const;
+  // bw.cc / lat.cc
+  Result<SideMeasurement> RunBw(uint64_t size, ControlChannel& control);
+  Result<SideMeasurement> RunLat(uint64_t size, ControlChannel& control);
+  Status RunBwPhase(uint64_t size, uint64_t count, bool measured, ControlChannel& control, SideMeasurement& m);
+  Status RunLatPhase(uint64_t size, uint64_t count, bool measured, ControlChannel& control, SideMeasurement& m);
+
+  // Helpers shared by the loops.
+  bool is_client() const { return local_.role == Role::kClient; }
+  uint64_t SendSlot(int qp) const { return static_cast<uint64_t>(qp) * 2 * slot_bytes_; }
+  uint64_t RecvSlot(int qp) const { return SendSlot(qp) + slot_bytes_; }
+  Status PostRecv(int qp, uint64_t size);
+  // Posts receives on `qp` until rx_depth are outstanding.
+  Status TopUpRecv(int qp, uint64_t size);
+  // Fills send slots with the pattern and clears receive slots before a phase.
+  Status PrepareBuffers(uint64_t size, bool fill_send);
+  // Checks every receive slot against the peer's pattern (--validate).
+  Status ValidateReceived(uint64_t size, uint64_t skip_tail, SideMeasurement& m);
+  Status PostOne(int qp, uint64_t size, uint64_t wr_id, bool signalled, bool last_of_phase);
+  // A failed completion as an error naming the peer, the phase and the likely cause.
+  Status CompletionError(const ibv_wc& wc, std::string_view phase) const;
+  // DeadlineExceeded/Cancelled when no progress for io_timeout or the engine cancelled.
+  Status CheckStall(std::chrono::steady_clock::time_point last_progress, std::string_view phase) const;
+  // How long a passive side waits for the active side to finish a phase.
+  std::chrono::milliseconds PhaseTimeout(uint64_t size, uint64_t count) const;
+
+  TestParams params_;
+  LocalContext local_;
+  std::string peer_name_;
+
+  // Verbs objects, in creation order: members are destroyed in reverse, which
+  // is the order verbs requires (QPs, MR, CQs, channel, PD, context, cm channel).
+  EventChannelPtr cm_channel_;
+  std::optional<Device> device_;     // owns the context when not using rdma_cm
+  ibv_context* ctx_ = nullptr;       // device_->context, or the rdma_cm id's context
+  PdPtr pd_;
+  CompChannelPtr comp_channel_;
+  CqPtr send_cq_;
+  CqPtr recv_cq_;
+  std::optional<Region> region_;
+  std::vector<QpPtr> qps_;           // plain verbs QPs
+  CmIdPtr cm_listen_;
+  std::vector<CmIdPtr> cm_ids_;      // rdma_cm ids (own their QPs in --cm mode)
+  std::vector<ibv_qp*> qp_list_;     // the QPs in use, whoever owns them
+
+  // What was chosen.
+  PortState port_;
+  std::string device_name_;
+  GidChoice gid_;
+  ConnInfo peer_;
+  std::vector<uint32_t> local_psn_;
+  int path_mtu_ = 0;
+  std::string mtu_reason_;
+  int read_depth_ = 1;
+  int granted_inline_ = 0;
+  uint64_t slot_bytes_ = 0;
+  int tx_depth_ = 0;
+  int rx_depth_ = 0;
+  int signal_interval_ = 1;
+  std::vector<int> rx_outstanding_;  // receives posted and not yet completed, per QP
+  std::vector<std::string> notes_;
+};
+
+}  // namespace fabcheck::perf::verbs
