@@ -5,6 +5,8 @@
 // completions; read: the client reads and waits for its own completion.
 #include <fmt/format.h>
 
+#include <sched.h>
+
 #include <chrono>
 
 #include "perf/verbs/plan.h"
@@ -17,6 +19,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 uint8_t LoadByte(const uint8_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+// After a long fruitless spin, let the kernel run: a software provider
+// (rxe) or an oversubscribed host needs the CPU we are burning. A real NIC
+// answers long before kYieldAfter spins, so the fast path never yields.
+constexpr unsigned kYieldAfter = 1u << 15;
+inline void MaybeYield(unsigned spins) {
+  if (spins >= kYieldAfter && spins % 256 == 0) sched_yield();
+}
 
 }  // namespace
 
@@ -65,6 +75,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
       }
       if (!until_empty && outstanding < static_cast<uint64_t>(tx_depth_)) break;
       if (n == 0 && ++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase));
+      if (n == 0) MaybeYield(spins);
     }
     return Status::Ok();
   };
@@ -75,6 +86,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
       uint8_t want = static_cast<uint8_t>(i & 0xff);
       while (LoadByte(recv_tail) != want) {
         if (++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase));
+        MaybeYield(spins);
       }
       last_progress = Clock::now();
       return Status::Ok();
@@ -89,6 +101,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
         return TopUpRecv(0, size);
       }
       if (++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase));
+      MaybeYield(spins);
     }
   };
   auto post = [&](uint64_t i) -> Status {
