@@ -72,9 +72,9 @@ void AddExpectationAndFindings(model::CollReport* report) {
   using model::Finding;
   using model::Severity;
   // NCCL's ring estimate: channels x per-channel bandwidth, from the links it found.
-  if (report->nccl_log) {
+  if (report->nccl_log && report->nranks > 1) {
     for (const auto& g : report->nccl_log->graphs) {
-      if (g.pattern != 4) continue;  // NCCL_TOPO_PATTERN_RING
+      if (g.pattern != 4 || g.type_intra == "LOC") continue;  // NCCL_TOPO_PATTERN_RING between GPUs
       bool multi_node = report->nccl_log->nodes > 1;
       double bw = g.channels * (multi_node ? g.bw_inter : g.bw_intra);
       if (bw > report->expected.busbw_gbps) {

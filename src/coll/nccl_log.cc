@@ -276,7 +276,8 @@ void NcclLogParser::AddLine(std::string_view raw, std::string_view file, int lin
       gdr_process_.emplace_back(process, 0);
     }
   } else if (std::regex_search(message, m, kHcaGdr)) {
-    if (m[2].str() == "Disabled") {
+    // Only IB HCAs can do GPUDirect RDMA; the Socket transport always says Disabled.
+    if (m[2].str() == "Disabled" && m[1].str() != "Socket") {
       std::string text = fmt::format("{}: {}", host, message);
       if (std::find(hca_gdr_off_.begin(), hca_gdr_off_.end(), text) == hca_gdr_off_.end()) {
         hca_gdr_off_.push_back(text);

@@ -96,7 +96,10 @@ std::vector<Finding> NcclLogVerdicts(const model::NcclLogSummary& s, bool ib_no_
                        "unset NCCL_P2P_DISABLE unless P2P is broken on this platform (then fix ACS/IOMMU settings)"));
   }
   if (ib_no_device) {
-    out.push_back(Make("nccl.net.ib-no-device", Severity::kWarn, "NET/IB",
+    // Without NET channels (one node) no traffic needed a NIC: worth knowing only.
+    bool net_used = std::any_of(s.connections.begin(), s.connections.end(),
+                                [](const auto& c) { return StartsWith(c.transport, "NET/"); });
+    out.push_back(Make("nccl.net.ib-no-device", net_used || s.nodes > 1 ? Severity::kWarn : Severity::kInfo, "NET/IB",
                        "NCCL's IB transport found no device (NET/IB : No device found.)",
                        "check ibv_devices on the node (and inside the container), NCCL_IB_HCA, and that the RDMA "
                        "devices are passed to the job"));
@@ -153,8 +156,10 @@ std::vector<Finding> NcclLogVerdicts(const model::NcclLogSummary& s, bool ib_no_
     out.push_back(std::move(f));
   }
   if (s.connections.empty()) {
-    out.push_back(Make("nccl.log.no-transport", Severity::kUnknown, files,
+    const bool single_rank = s.ranks == 1;
+    out.push_back(Make("nccl.log.no-transport", single_rank ? Severity::kInfo : Severity::kUnknown, files,
                        s.nccl_lines == 0 ? "no NCCL INFO lines found in the log"
+                       : single_rank     ? "one rank: NCCL opened no connections"
                                          : "the log has no channel lines, so the transports are unknown",
                        "rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET,ENV or unset) and "
                        "NCCL_DEBUG_FILE=/path/nccl.%h.%p.log, then pass those files"));

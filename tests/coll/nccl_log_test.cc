@@ -186,3 +186,42 @@ TEST(NcclLog, GraphLineGivesNcclsEstimate) {
 
 }  // namespace
 }  // namespace fabcheck::coll
+
+namespace fabcheck::coll {
+namespace {
+
+// Real logs from the H200 machine (2 GPUs joined by NVLink, no NIC).
+TEST(NcclLogH200, SingleProcessUsedP2pDirectPointer) {
+  auto s = Parse("h200-2.28.3-single-process.log");
+  EXPECT_EQ(s.nccl_versions, std::vector<std::string>{"2.28.3+cuda13.0"});
+  EXPECT_EQ(s.ranks, 2);
+  ASSERT_FALSE(s.connections.empty());
+  for (const auto& c : s.connections) EXPECT_EQ(c.transport, "P2P/direct pointer");
+  ASSERT_NE(FindingById(s, "nccl.transport"), nullptr);
+  EXPECT_EQ(FindingById(s, "nccl.transport")->severity, model::Severity::kPass);
+  EXPECT_EQ(FindingById(s, "nccl.gdr.hca-disabled"), nullptr);  // the Socket "HCA" is not a NIC
+  ASSERT_NE(FindingById(s, "nccl.net.ib-no-device"), nullptr);
+  EXPECT_EQ(FindingById(s, "nccl.net.ib-no-device")->severity, model::Severity::kInfo);  // one node
+  bool ring = false;
+  for (const auto& g : s.graphs) ring |= g.pattern == 4 && g.type_intra == "NVL";
+  EXPECT_TRUE(ring);
+}
+
+TEST(NcclLogH200, ProcessPerGpuUsedP2pCumemOnBothRanks) {
+  auto s = ParseNcclLogFiles({Sample("h200-2.28.3-process-per-gpu.rank0.log"), Sample("h200-2.28.3-process-per-gpu.rank1.log")});
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->connections.size(), 2u);
+  for (const auto& c : s->connections) EXPECT_EQ(c.transport, "P2P/CUMEM");
+  EXPECT_TRUE(s->init_complete);
+}
+
+TEST(NcclLogH200, P2pDisabledNamesShm) {
+  auto s = Parse("h200-2.28.3-p2p-disabled.log");
+  const auto* p2p = FindingById(s, "nccl.env.p2p-disable");
+  ASSERT_NE(p2p, nullptr);
+  EXPECT_NE(p2p->message.find("SHM"), std::string::npos) << p2p->message;
+  for (const auto& c : s.connections) EXPECT_EQ(c.transport, "SHM");
+}
+
+}  // namespace
+}  // namespace fabcheck::coll
