@@ -90,7 +90,7 @@ Result<UniqueFd> ConnectTcp(const std::string& host, int port, std::chrono::mill
     }
     std::string what = fmt::format("connect to {}:{}", host, port);
     if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0 && errno != EINPROGRESS) {
-      last = ErrnoError(errno, what, " (is `fabcheck perf serve` running there, and the port open?)");
+      last = ErrnoError(errno, what, "is `fabcheck perf serve` running there, and the port open?");
       continue;
     }
     Status ready = WaitFor(fd.get(), POLLOUT, deadline, nullptr, what, "connecting");
@@ -102,7 +102,7 @@ Result<UniqueFd> ConnectTcp(const std::string& host, int port, std::chrono::mill
     socklen_t len = sizeof err;
     ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
     if (err != 0) {
-      last = ErrnoError(err, what, " (is `fabcheck perf serve` running there, and the port open?)");
+      last = ErrnoError(err, what, "is `fabcheck perf serve` running there, and the port open?");
       continue;
     }
     int flags = ::fcntl(fd.get(), F_GETFL);
@@ -142,7 +142,7 @@ Result<UniqueFd> ListenTcp(const std::string& bind_addr, int port, int backlog) 
   if (::bind(fd.get(), list->ai_addr, list->ai_addrlen) != 0) {
     int err = errno;
     ::freeaddrinfo(list);
-    return ErrnoError(err, "bind " + where, err == EADDRINUSE ? " (another server on this port? use --port)" : "");
+    return ErrnoError(err, "bind " + where, err == EADDRINUSE ? "another server on this port? use --port" : "");
   }
   ::freeaddrinfo(list);
   if (::listen(fd.get(), backlog) != 0) return ErrnoError(errno, "listen " + where);

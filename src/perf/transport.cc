@@ -9,12 +9,11 @@
 #include "perf/tcp_transport.h"
 
 // The verbs transport is built from src/perf/verbs/ (another part of this
-// library); it is picked up as soon as its header exists.
-#if __has_include("perf/verbs/verbs_transport.h")
+// library). CMake defines FABCHECK_PERF_HAVE_VERBS when its header exists, at
+// configure time, so an incremental build notices when it appears (a
+// __has_include of a missing file leaves no dependency to trigger a rebuild).
+#if FABCHECK_PERF_HAVE_VERBS
 #include "perf/verbs/verbs_transport.h"
-#define FABCHECK_PERF_HAVE_VERBS 1
-#else
-#define FABCHECK_PERF_HAVE_VERBS 0
 #endif
 
 namespace fabcheck::perf {
