@@ -36,6 +36,8 @@ std::optional<Rung> ParseRung(std::string_view name) {
   return std::nullopt;
 }
 
+bool EvidenceComplete(const sys::SysRoot& root) { return root.live() || root.ReadMeta(kEvidenceMeta).ok(); }
+
 bool Context::HasRdma() const { return inventory && !inventory->rdma_devices.empty(); }
 bool Context::HasGpus() const { return inventory && !inventory->gpus.empty(); }
 

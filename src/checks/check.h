@@ -54,6 +54,10 @@ struct Context {
   std::string inventory_error;                   // why (when inventory == nullptr)
   const Profile* profile = nullptr;              // nullptr: expectations come from the node
   const NcclEnv* env = nullptr;
+  // Whether the sysroot holds what the checks read beyond the inventory
+  // (the live node, or a capture/fixture marked by ReadEvidence). Where it
+  // does not, a missing file proves nothing: "unknown", not pass or fail.
+  bool evidence_complete = true;
 
   // Whether the node has any RDMA device (false also when unknown).
   bool HasRdma() const;
@@ -69,6 +73,10 @@ struct Context {
   std::vector<PortRef> Ports() const;
   std::vector<PortRef> RocePorts() const;  // link layer Ethernet
 };
+
+// Capture metadata that marks a sysroot as holding the doctor's evidence.
+inline constexpr std::string_view kEvidenceMeta = "doctor/evidence.json";
+bool EvidenceComplete(const sys::SysRoot& root);
 
 // Collects one check's findings with its ID and rung filled in.
 class Reporter {

@@ -55,6 +55,7 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
   ctx.inventory = &inv;
   ctx.profile = profile ? &*profile : nullptr;
   ctx.env = &env;
+  ctx.evidence_complete = EvidenceComplete(root);
 
   model::DoctorReport report;
   report.fabcheck_version = fabcheck_version;
@@ -75,6 +76,7 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
 }
 
 void ReadEvidence(const sys::SysRoot& root) {
+  root.RecordMeta(kEvidenceMeta, "{\"reader\": \"doctor\"}\n");
   EnvSources sources;
   auto env = LoadNcclEnv(root, sources);
   inventory::ReadOptions read_options;
@@ -85,6 +87,7 @@ void ReadEvidence(const sys::SysRoot& root) {
   ctx.inventory = &inv;
   NcclEnv empty;
   ctx.env = env.ok() ? &*env : &empty;
+  ctx.evidence_complete = true;
   (void)RunChecks(ctx, AllChecks());
 }
 

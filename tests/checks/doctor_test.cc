@@ -42,6 +42,7 @@ class Doctor {
     ctx.inventory = &inv_;
     ctx.profile = profile_;
     ctx.env = &env_;
+    ctx.evidence_complete = EvidenceComplete(*root_);
     auto checks = SelectChecks(only);
     EXPECT_TRUE(checks.ok());
     return RunChecks(ctx, *checks);
@@ -462,6 +463,62 @@ TEST_F(DoctorTest, NcclNetGdrLevel) {
   EXPECT_EQ(Worst(d.Run({"nccl.net-gdr-level"}), "nccl.net-gdr-level"), Severity::kPass);
   d.env().Set("NCCL_NET_GDR_LEVEL", "pxb", "test");  // NCCL compares case-sensitively
   EXPECT_EQ(Worst(d.Run({"nccl.net-gdr-level"}), "nccl.net-gdr-level"), Severity::kWarn);
+}
+
+// ---- sysroots without the doctor's evidence, and captures -------------------------------
+
+TEST_F(DoctorTest, SysrootWithoutDoctorEvidenceIsUnknownNotFail) {
+  // An inventory-only capture: no /proc/modules, no infiniband_verbs, no marker.
+  auto node = Ib();
+  node->Remove("fabcheck/doctor/evidence.json");
+  node->Remove("sys/class/infiniband_verbs");
+  node->Remove("sys/module/nvidia_peermem");
+  node->Remove("proc/modules");
+  node->Remove("proc/self");
+  auto f = Doctor(*node).Run({"GDR", "container"});
+  EXPECT_EQ(Worst(f, "sys.uverbs.missing"), Severity::kUnknown) << Dump(f);
+  EXPECT_EQ(Worst(f, "gdr.no-peer-memory"), Severity::kUnknown) << Dump(f);
+  EXPECT_EQ(Worst(f, "sys.memlock.low"), Severity::kUnknown) << Dump(f);
+  for (const auto& finding : f) EXPECT_NE(finding.severity, Severity::kFail) << Dump(f);
+  // With the evidence marker the same absence is a finding: ib_uverbs is not loaded.
+  node->Write("fabcheck/doctor/evidence.json", "{}");
+  EXPECT_EQ(Worst(Doctor(*node).Run({"sys.uverbs.missing"}), "sys.uverbs.missing"), Severity::kFail);
+}
+
+TEST_F(DoctorTest, CaptureOfAFixtureGivesTheSameFindings) {
+  // Record what inventory and every check read, write a capture, and check
+  // that doctor on the capture says exactly what it says on the tree.
+  auto node = Roce();
+  node->SetDcb(2, 0x00, true);  // something to find
+  auto dir_root = sys::SysRoot::Open(node->root());
+  ASSERT_TRUE(dir_root.ok());
+  dir_root->StartRecording();
+  inventory::ReadOptions options;
+  options.query_libraries = false;
+  (void)inventory::ReadInventory(*dir_root, options);
+  ReadEvidence(*dir_root);
+  fs::path capture = Dir("capture") += ".tar.gz";
+  ASSERT_TRUE(dir_root->WriteCapture(capture.string(), "{}").ok());
+  auto from_tree = Doctor(*node).Run();
+  auto cap_root = sys::SysRoot::Open(capture.string());
+  ASSERT_TRUE(cap_root.ok()) << cap_root.status().ToString();
+  model::Inventory inv = inventory::ReadInventory(*cap_root, options);
+  NcclEnv env;
+  Context ctx;
+  ctx.root = &*cap_root;
+  ctx.inventory = &inv;
+  ctx.env = &env;
+  ctx.evidence_complete = EvidenceComplete(*cap_root);
+  EXPECT_TRUE(ctx.evidence_complete);
+  auto from_capture = RunChecks(ctx, AllChecks());
+  // Evidence names where it was read (the tree or the capture); the rest is identical.
+  auto normalize = [](std::string text, const std::string& prefix) {
+    for (size_t at; (at = text.find(prefix)) != std::string::npos;) text.replace(at, prefix.size(), "ROOT");
+    return text;
+  };
+  EXPECT_EQ(normalize(Dump(from_capture), capture.string() + ":"), normalize(Dump(from_tree), node->root()));
+  EXPECT_TRUE(Fired(from_capture, "roce.pfc.off"));
+  fs::remove(capture);
 }
 
 // ---- framework ------------------------------------------------------------------------

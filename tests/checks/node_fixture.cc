@@ -209,6 +209,8 @@ void NodeFixture::Build() {
         "eno1\t00000000\t0101A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
         "eno1\t0001A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
   if (spec_.with_addresses) WriteAddresses();
+  // Marks the tree as holding the doctor's evidence (as `fabcheck snapshot` does).
+  Write("fabcheck/doctor/evidence.json", "{\"reader\": \"doctor\"}\n");
 }
 
 void NodeFixture::WriteAddresses() {

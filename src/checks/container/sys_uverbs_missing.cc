@@ -59,12 +59,25 @@ NodeState Probe(const sys::SysRoot& root, const std::string& node, nlohmann::jso
     s.known = true;
     s.exists = s.accessible = root.Exists(path);
     s.how = root.DisplayPath(path);
+    (*record)[node] = {{"exists", s.exists}, {"accessible", s.accessible}};
   }
   return s;
 }
 
 void Run(const Context& ctx, Reporter& out) {
   if (!out.NeedRdma(ctx)) return;
+  if (!ctx.root->IsDirectory("/sys/class/infiniband_verbs")) {
+    if (!ctx.evidence_complete) {
+      out.Unknown("node", "/sys/class/infiniband_verbs is not in " + ctx.root->Describe() +
+                              " (taken without the doctor's evidence: re-take it with `fabcheck snapshot`)");
+    } else {
+      out.Add(model::Severity::kFail, "node",
+              "/sys/class/infiniband_verbs does not exist: the user-verbs module is not loaded, so no process can "
+              "open an RDMA device (NCCL falls back to TCP)",
+              {"/sys/class/infiniband_verbs: absent"}, "modprobe ib_uverbs (and make it load at boot)");
+    }
+    return;
+  }
   auto nodes = VerbsNodes(*ctx.root);
   nlohmann::json record = nlohmann::json::object();
   std::vector<std::string> good;
@@ -98,7 +111,8 @@ void Run(const Context& ctx, Reporter& out) {
       good.push_back(dev.name + " -> " + path);
     }
   }
-  if (ctx.root->live()) ctx.root->RecordMeta(kMeta, record.dump(2));
+  // Device nodes are never captured as files; a capture carries the answers.
+  if (ctx.root->recording() && !record.empty()) ctx.root->RecordMeta(kMeta, record.dump(2));
   if (!good.empty()) out.Pass("node", "verbs devices present and accessible: " + JoinLimited(good, 8));
 }
 

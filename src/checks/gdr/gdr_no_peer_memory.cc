@@ -42,6 +42,12 @@ void Run(const Context& ctx, Reporter& out) {
     out.Pass("node", "GPU peer memory available through nvidia_peermem", ev);
     return;
   }
+  if (!ctx.evidence_complete) {
+    out.Unknown("node", "peer-memory state unknown: " + root.Describe() +
+                            " was taken without the doctor's evidence (/proc/modules, /sys/module); re-take it with "
+                            "`fabcheck snapshot`", ev);
+    return;
+  }
   // dma-buf: Linux >= 5.12 and NVIDIA's open kernel modules (R515+); NCCL >= 2.19 uses it by default.
   std::string release = ctx.inventory->host.kernel;
   if (release.empty()) {

@@ -27,6 +27,11 @@ void Run(const Context& ctx, Reporter& out) {
   for (const auto& [label, bdf] : devices) {
     std::string link = "/sys/bus/pci/devices/" + bdf + "/iommu_group";
     if (!root.Exists(link)) {
+      if (!ctx.evidence_complete) {
+        out.Unknown(label + " (" + bdf + ")", "IOMMU mode unknown: " + root.Describe() +
+                                                  " was taken without the doctor's evidence (no iommu_group read)");
+        continue;
+      }
       by_type["no IOMMU group"].push_back(label);
       continue;
     }

@@ -2,6 +2,7 @@
 // bridge between a GPU and its NIC, read from the bridges' config space.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -51,6 +52,7 @@ void Run(const Context& ctx, Reporter& out) {
   int checked = 0, crossing = 0;
   std::set<std::string> reported;
   std::vector<std::string> unknown;
+  std::string first_error;
   for (const auto& n : NearestRdmaNics(ctx)) {
     if (!n.gpu || n.nics.empty()) continue;
     for (const auto* nic : n.nics) {
@@ -65,7 +67,8 @@ void Run(const Context& ctx, Reporter& out) {
       for (const auto* bridge : bridges) {
         const auto& r = acs(bridge->bdf);
         if (!r.ok()) {
-          unknown.push_back(bridge->bdf + " (" + r.status().message() + ")");
+          if (unknown.empty()) first_error = r.status().message();
+          if (std::find(unknown.begin(), unknown.end(), bridge->bdf) == unknown.end()) unknown.push_back(bridge->bdf);
           continue;
         }
         if (!r->has_value() || !(*r)->RedirectEnabled()) continue;
@@ -84,8 +87,11 @@ void Run(const Context& ctx, Reporter& out) {
     }
   }
   if (!unknown.empty()) {
-    out.Unknown("node", "ACS could not be read on " + JoinLimited(unknown, 3), {},
-                "run as root: config space beyond the first 64 bytes is readable only by root");
+    out.Unknown("node", "ACS could not be read on " + std::to_string(unknown.size()) + " bridge(s): " +
+                            JoinLimited(unknown, 4),
+                {"first error: " + first_error},
+                "run as root (config space beyond the first 64 bytes is readable only by root); for a capture, take "
+                "it as root with `fabcheck snapshot`");
   }
   if (out.count() == 0) {
     if (checked > 0) {
