@@ -34,7 +34,7 @@ while (($#)); do
   esac
 done
 case $layout in
-  one) suites=${suites:-devices,perftest} ;;
+  one) suites=${suites:-devices,perftest,fabcheck,faults,kill} ;;
   two) suites=${suites:-devices,two} ;;
   *) echo "lab: --layout must be one or two, not '$layout'" >&2; exit 64 ;;
 esac

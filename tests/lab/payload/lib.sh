@@ -75,3 +75,45 @@ pt_pair() {
   wait "$spid" 2>/dev/null
   return $rc
 }
+
+# A value from fabcheck's pretty-printed JSON by dotted path, array elements
+# by index: jget FILE results.0.bw.avg_gbps   (busybox has no jq).
+jget() {
+  awk -v want="$2" '
+    BEGIN { depth = 0 }
+    {
+      line = $0; sub(/^[ \t]+/, "", line); sub(/,$/, "", line)
+      key = ""; rest = line
+      if (line ~ /^"[^"]*": /) { i = index(line, "\": "); key = substr(line, 2, i - 2); rest = substr(line, i + 3) }
+      if (rest == "{" || rest == "[") {
+        if (key == "") { pos[depth]++; key = pos[depth] }
+        depth++; stack[depth] = key; pos[depth] = -1; next
+      }
+      if (rest == "}" || rest == "]") { depth--; next }
+      if (key == "" || rest == "{}" || rest == "[]") next
+      p = ""; for (j = 2; j <= depth; j++) p = p stack[j] "."
+      if (p key == want) { gsub(/^"|"$/, "", rest); print rest; exit }
+    }' "$1"
+}
+
+# fabcheck perf against the server of the one-VM layout (rxe1 -> rxe0).
+#   fc_perf NAME [perf run options...]   JSON in /tmp/fc_NAME.json, stderr in /tmp/fc_NAME.err
+FC_PORT=18600
+fc_perf() {
+  name=$1; shift
+  timeout 180 "$FABCHECK" perf run "$LAB_IP_A" --port "$FC_PORT" --transport verbs --timeout 60 --json "$@" \
+    >"/tmp/fc_$name.json" 2>"/tmp/fc_$name.err"
+}
+fc_err() { tail -3 "/tmp/fc_$1.err" | tr '\n' ' '; }
+
+# Starts `fabcheck perf serve` on ADDR:PORT in the background; sets SERVE_PID.
+fc_serve() {  # ADDR PORT LOG
+  "$FABCHECK" perf serve --bind "$1" --port "$2" --timeout 60 >"$3" 2>&1 &
+  SERVE_PID=$!
+  for i in $(seq 1 50); do
+    netstat -ltn 2>/dev/null | grep -q ":$2 " && return 0
+    sleep 0.1
+  done
+  say "fabcheck perf serve did not listen on $1:$2: $(tail -3 "$3")"
+  return 1
+}
