@@ -16,13 +16,17 @@ using model::PairMatrix;
 using model::Severity;
 using model::SweepCulprit;
 
-constexpr size_t kMaxSamples = size_t{1} << 20;
+constexpr size_t kMaxSamples = size_t{1} << 18;
+// A node's quantile over its peers is taken from at most this many of them
+// (evenly strided): an upper quartile of 512 values is as good as of 4,095,
+// and it keeps 4,096 nodes x 3 metrics in the time budget.
+constexpr int kMaxPeersPerScore = 512;
 
-// Nearest-rank quantile, in place (nth_element, no full sort).
-double QuantileInPlace(std::vector<double>& v, double q) {
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  rank = std::clamp<size_t>(rank, 1, v.size()) - 1;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(rank), v.end());
+// Nearest-rank quantile of v[0..count), in place (nth_element, no full sort).
+float QuantileInPlace(float* v, size_t count, double q) {
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(count)));
+  rank = std::clamp<size_t>(rank, 1, count) - 1;
+  std::nth_element(v, v + rank, v + count);
   return v[rank];
 }
 
@@ -31,32 +35,47 @@ struct NodeScores {
   std::vector<double> receive;
 };
 
-// Row and column quantiles of `m`; a node needs two measured peers to be judged.
-NodeScores ScoreNodes(const PairMatrix& m, double q, bool symmetric) {
+// Row and column quantiles of `m`; a node needs two measured peers to be
+// judged. With `symmetric` (latency) a node's row and column are one sample.
+// A dense matrix wider than kMaxPeersPerScore is sampled: every stride-th
+// column of a row and every stride-th row of a column, read in row order.
+NodeScores ScoreNodes(const PairMatrix& m, size_t measured, double q, bool symmetric) {
   const int n = m.size();
   NodeScores s{std::vector<double>(static_cast<size_t>(n), NAN), std::vector<double>(static_cast<size_t>(n), NAN)};
-  std::vector<std::vector<double>> cols(static_cast<size_t>(n));
-  std::vector<double> row;
+  const size_t cells = static_cast<size_t>(n) * static_cast<size_t>(n > 0 ? n - 1 : 0);
+  const bool dense = measured * 2 >= cells;
+  const int stride = dense ? std::max(1, (n + kMaxPeersPerScore - 1) / kMaxPeersPerScore) : 1;
+  std::vector<std::vector<float>> cols(static_cast<size_t>(n));
+  std::vector<std::vector<float>> rows(static_cast<size_t>(n));
+  if (dense) {
+    const size_t per = static_cast<size_t>(n / stride + 2);
+    for (auto& v : cols) v.reserve(per * (symmetric ? 2 : 1));
+    for (auto& v : rows) v.reserve(per * (symmetric ? 2 : 1));
+  }
   for (int i = 0; i < n; ++i) {
-    row.clear();
     const float* r = m.row(i);
+    auto& row = rows[static_cast<size_t>(i)];
+    for (int j = i % stride; j < n; j += stride) {
+      if (!std::isnan(r[j])) row.push_back(r[j]);
+    }
+    if (i % stride != 0) continue;
     for (int j = 0; j < n; ++j) {
-      if (std::isnan(r[j])) continue;
-      row.push_back(r[j]);
-      cols[static_cast<size_t>(j)].push_back(r[j]);
+      if (!std::isnan(r[j])) cols[static_cast<size_t>(j)].push_back(r[j]);
     }
+  }
+  for (int i = 0; i < n; ++i) {
+    auto& row = rows[static_cast<size_t>(i)];
+    auto& col = cols[static_cast<size_t>(i)];
     if (symmetric) {
-      // Latency: a node's measurements are its row and its column together.
-      for (double v : row) cols[static_cast<size_t>(i)].push_back(v);
-    } else if (row.size() >= 2) {
-      s.send[static_cast<size_t>(i)] = QuantileInPlace(row, q);
+      row.insert(row.end(), col.begin(), col.end());
+      if (row.size() >= 2) {
+        s.send[static_cast<size_t>(i)] = s.receive[static_cast<size_t>(i)] = QuantileInPlace(row.data(), row.size(), q);
+      }
+      continue;
     }
+    if (row.size() >= 2) s.send[static_cast<size_t>(i)] = QuantileInPlace(row.data(), row.size(), q);
+    if (col.size() >= 2) s.receive[static_cast<size_t>(i)] = QuantileInPlace(col.data(), col.size(), q);
   }
-  for (int j = 0; j < n; ++j) {
-    auto& c = cols[static_cast<size_t>(j)];
-    if (c.size() >= 2) s.receive[static_cast<size_t>(j)] = QuantileInPlace(c, q);
-  }
-  if (symmetric) s.send = s.receive;
   return s;
 }
 
@@ -124,10 +143,11 @@ class RailAnalysis {
  private:
   void Bandwidth(model::SweepStats& st) {
     const PairMatrix& b = m_.bw_gbps;
-    if (b.measured() == 0) return;
-    NodeScores s = ScoreNodes(b, o_.node_quantile, false);
+    const size_t measured = st.pairs_measured;
+    if (measured == 0) return;
+    NodeScores s = ScoreNodes(b, measured, o_.node_quantile, false);
     Robust send = RobustOf(Finite(s.send)), recv = RobustOf(Finite(s.receive));
-    Robust all = RobustOf(CellValues(b));
+    Robust all = RobustOf(CellValues(b, measured));
     st.bw_median_gbps = all.median;
     st.bw_mad_gbps = all.scaled_mad;
     std::vector<char> slow(static_cast<size_t>(n_), 0);
@@ -146,17 +166,17 @@ class RailAnalysis {
     }
     // Links: each measured direction against what its ends reach elsewhere.
     std::vector<double> residuals;
-    residuals.reserve(std::min<size_t>(b.measured(), kMaxSamples * 2));
-    ForEachCell(b, [&](int i, int j, double v) {
+    ForEachSampledCell(b, measured, [&](int i, int j, double v) {
       double e = std::min(s.send[static_cast<size_t>(i)], s.receive[static_cast<size_t>(j)]);
       if (std::isfinite(e) && e > 0) residuals.push_back(v / e);
     });
     Robust r = RobustOf(residuals);
+    // Named when ratio < 1 - drop and z < -zt, i.e. ratio < limit: one
+    // multiply and compare per cell, details only for the few named.
+    const double limit = std::min(1 - o_.bw_min_drop, r.median - o_.z_threshold * r.scaled_mad);
     std::map<std::pair<int, int>, std::vector<std::tuple<int, int, double, double, Judged>>> flagged;
-    ForEachCell(b, [&](int i, int j, double v) {
+    ScanCells(b, s.send, s.receive, false, limit, [&](int i, int j, double v, double e) {
       if (slow[static_cast<size_t>(i)] || slow[static_cast<size_t>(j)]) return;  // the node explains it
-      double e = std::min(s.send[static_cast<size_t>(i)], s.receive[static_cast<size_t>(j)]);
-      if (!std::isfinite(e) || e <= 0) return;
       Judged jd = JudgeLow(v / e, r, o_.bw_min_drop, o_.z_threshold);
       if (jd.named) flagged[{std::min(i, j), std::max(i, j)}].push_back({i, j, v, e, jd});
     });
@@ -165,11 +185,12 @@ class RailAnalysis {
 
   void Latency(model::SweepStats& st) {
     const PairMatrix& l = m_.lat_median_us;
-    if (l.measured() == 0) return;
+    const size_t measured = l.measured();
+    if (measured == 0) return;
     // High latency is bad: the node's score is its lower quartile.
-    NodeScores s = ScoreNodes(l, 1 - o_.node_quantile, true);
+    NodeScores s = ScoreNodes(l, measured, 1 - o_.node_quantile, true);
     Robust nodes = RobustOf(Finite(s.send));
-    Robust all = RobustOf(CellValues(l));
+    Robust all = RobustOf(CellValues(l, measured));
     st.lat_median_us = all.median;
     st.lat_mad_us = all.scaled_mad;
     std::vector<char> high(static_cast<size_t>(n_), 0);
@@ -181,16 +202,15 @@ class RailAnalysis {
            s.send[static_cast<size_t>(i)], nodes.median, j.ratio, j.z});
     }
     std::vector<double> residuals;
-    ForEachCell(l, [&](int i, int j, double v) {
+    ForEachSampledCell(l, measured, [&](int i, int j, double v) {
       double e = std::max(s.send[static_cast<size_t>(i)], s.send[static_cast<size_t>(j)]);
       if (std::isfinite(e) && e > 0) residuals.push_back(v / e);
     });
     Robust r = RobustOf(residuals);
+    const double limit = std::max(1 + o_.lat_min_rise, r.median + o_.z_threshold * r.scaled_mad);
     std::map<std::pair<int, int>, std::vector<std::tuple<int, int, double, double, Judged>>> flagged;
-    ForEachCell(l, [&](int i, int j, double v) {
+    ScanCells(l, s.send, s.send, true, limit, [&](int i, int j, double v, double e) {
       if (high[static_cast<size_t>(i)] || high[static_cast<size_t>(j)]) return;
-      double e = std::max(s.send[static_cast<size_t>(i)], s.send[static_cast<size_t>(j)]);
-      if (!std::isfinite(e) || e <= 0) return;
       Judged jd = JudgeHigh(v / e, r, o_.lat_min_rise, o_.z_threshold);
       if (jd.named) flagged[{std::min(i, j), std::max(i, j)}].push_back({i, j, v, e, jd});
     });
@@ -199,8 +219,9 @@ class RailAnalysis {
 
   void Mtu(model::SweepStats& st) {
     const PairMatrix& p = m_.path_mtu;
-    if (p.measured() == 0) return;
-    NodeScores s = ScoreNodes(p, o_.node_quantile, false);
+    const size_t measured = p.measured();
+    if (measured == 0) return;
+    NodeScores s = ScoreNodes(p, measured, o_.node_quantile, false);
     std::vector<double> node_mtu(static_cast<size_t>(n_), NAN);
     for (int i = 0; i < n_; ++i) {
       node_mtu[static_cast<size_t>(i)] = std::min(s.send[static_cast<size_t>(i)], s.receive[static_cast<size_t>(i)]);
@@ -222,14 +243,33 @@ class RailAnalysis {
            -std::numeric_limits<double>::infinity()});
     }
     std::map<std::pair<int, int>, std::vector<std::tuple<int, int, double, double, Judged>>> flagged;
-    ForEachCell(p, [&](int i, int j, double v) {
+    ScanCells(p, s.send, s.receive, false, 1.0, [&](int i, int j, double v, double e) {
       if (hole[static_cast<size_t>(i)] || hole[static_cast<size_t>(j)]) return;
-      double e = std::min(s.send[static_cast<size_t>(i)], s.receive[static_cast<size_t>(j)]);
-      if (!std::isfinite(e) || v >= e) return;
       flagged[{std::min(i, j), std::max(i, j)}].push_back(
           {i, j, v, e, Judged{true, v / e, -std::numeric_limits<double>::infinity()}});
     });
     for (const auto& [key, dirs] : flagged) AddLink(CulpritKind::kMtuHoleLink, "path_mtu", key, dirs);
+  }
+
+  // Calls fn(i, j, v, e) for the cells where v < limit * e (or, with
+  // high_is_bad, v > limit * e), e being expected(i -> j): min(row_i, col_j),
+  // or max for high_is_bad. NaN cells and unknown expectations never match
+  // (every comparison with NaN is false).
+  template <typename Fn>
+  void ScanCells(const PairMatrix& m, const std::vector<double>& row_score, const std::vector<double>& col_score,
+                 bool high_is_bad, double limit, Fn fn) const {
+    std::vector<float> col(col_score.begin(), col_score.end());
+    const float lim = static_cast<float>(limit);
+    for (int i = 0; i < n_; ++i) {
+      const float* r = m.row(i);
+      const float ri = static_cast<float>(row_score[static_cast<size_t>(i)]);
+      if (std::isnan(ri)) continue;
+      for (int j = 0; j < n_; ++j) {
+        const float e = high_is_bad ? std::max(ri, col[static_cast<size_t>(j)]) : std::min(ri, col[static_cast<size_t>(j)]);
+        const bool hit = high_is_bad ? r[j] > lim * e : r[j] < lim * e;
+        if (hit && e > 0 && !std::isnan(col[static_cast<size_t>(j)])) fn(i, j, static_cast<double>(r[j]), static_cast<double>(e));
+      }
+    }
   }
 
   template <typename Fn>
@@ -242,15 +282,24 @@ class RailAnalysis {
     }
   }
 
-  std::vector<double> CellValues(const PairMatrix& m) const {
-    std::vector<double> v;
-    const size_t total = m.measured();
-    const size_t stride = std::max<size_t>(1, total / kMaxSamples);
-    v.reserve(total / stride + 1);
-    size_t k = 0;
-    ForEachCell(m, [&](int, int, double x) {
-      if (k++ % stride == 0) v.push_back(x);
+  // Every stride-th measured cell, so at most ~kMaxSamples: the robust
+  // statistics of 16M cells from 1M evenly spread ones.
+  template <typename Fn>
+  void ForEachSampledCell(const PairMatrix& m, size_t measured, Fn fn) const {
+    const size_t stride = std::max<size_t>(1, measured / kMaxSamples);
+    size_t skip = 0;  // a countdown, not a modulo per cell
+    ForEachCell(m, [&](int i, int j, double v) {
+      if (skip-- == 0) {
+        skip = stride - 1;
+        fn(i, j, v);
+      }
     });
+  }
+
+  std::vector<double> CellValues(const PairMatrix& m, size_t measured) const {
+    std::vector<double> v;
+    v.reserve(std::min(measured, kMaxSamples + 1) + 1);
+    ForEachSampledCell(m, measured, [&](int, int, double x) { v.push_back(x); });
     return v;
   }
 

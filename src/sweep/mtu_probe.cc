@@ -146,7 +146,7 @@ Result<MtuProbeResult> ProbePathMtu(const MtuProbeOptions& o) {
   };
   MtuProbeResult result;
   result.local_mtu = kernel_mtu();
-  const int max = o.max_size > 0 ? std::min(o.max_size, kMaxIpPacket) : result.local_mtu;
+  const int max = std::min(o.max_size > 0 ? o.max_size : result.local_mtu, kMaxIpPacket);
   if (max < o.min_size) {
     return InvalidArgumentError(fmt::format("mtu probe {}: largest size {} is below the smallest {}", peer, max,
                                             o.min_size));

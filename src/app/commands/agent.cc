@@ -1,0 +1,118 @@
+// `fabcheck agent`: the per-node daemon a sweep talks to. Parsing and wiring
+// only: sweep/agent.h does the work.
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "base/log.h"
+#include "control/netif.h"
+#include "control/server.h"
+#include "sweep/agent.h"
+#if __has_include("inventory/inventory.h")
+#include "inventory/inventory.h"
+#define FABCHECK_AGENT_HAS_INVENTORY 1
+#endif
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) {
+  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C: out now
+}
+
+struct AgentOptions {
+  std::string listen = "0.0.0.0:18521";
+  int perf_port = 18520;
+  std::string token_file;
+  std::string name;
+  std::vector<std::string> data_ifaces;
+  std::vector<std::string> data_addrs;
+};
+
+int RunAgent(const AgentOptions& o) {
+  using namespace fabcheck;
+  auto listen = control::ParseHostPort(o.listen, control::kDefaultControlPort);
+  if (!listen.ok()) {
+    std::cerr << "fabcheck agent: --listen " << listen.status().message() << "\n";
+    return kExitUsage;
+  }
+  sweep::AgentConfig config;
+  config.bind = listen->host;
+  config.control_port = listen->port;
+  config.perf_port = o.perf_port;
+  config.name = o.name;
+  if (!o.token_file.empty()) {
+    auto token = control::ReadTokenFile(o.token_file);
+    if (!token.ok()) {
+      std::cerr << "fabcheck agent: " << token.status().message() << "\n";
+      return kExitError;
+    }
+    config.token = *token;
+  }
+  for (const auto& iface : o.data_ifaces) {
+    auto rail = control::RailFromInterface(iface);
+    if (!rail.ok()) {
+      std::cerr << "fabcheck agent: " << rail.status().message() << "\n";
+      return kExitError;
+    }
+    config.rails.push_back(*rail);
+  }
+  for (const auto& addr : o.data_addrs) {
+    auto rail = control::RailFromAddress(addr);
+    if (!rail.ok()) {
+      std::cerr << "fabcheck agent: " << rail.status().message() << "\n";
+      return kExitError;
+    }
+    config.rails.push_back(*rail);
+  }
+#ifdef FABCHECK_AGENT_HAS_INVENTORY
+  config.inventory = []() -> Result<nlohmann::json> {
+    return nlohmann::json(inventory::ReadInventory(sys::SysRoot::Live()));
+  };
+#endif
+  auto agent = sweep::LocalAgent::Start(config);
+  if (!agent.ok()) {
+    std::cerr << "fabcheck agent: " << agent.status().message() << "\n";
+    return kExitError;
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto& info = (*agent)->info();
+  LOG_WARN("agent", "{} serving: control {}:{} (HTTP), path-MTU echo UDP {}, perf {}{}", info.name, config.bind,
+           info.control_port, info.mtu_port, info.perf_port, config.token ? ", token required" : "");
+  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  LOG_WARN("agent", "stopping after {} tests", (*agent)->tests_served());
+  return kExitOk;
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand("agent", "Serve perf tests and the control API a sweep coordinator drives");
+  auto o = std::make_shared<AgentOptions>();
+  cmd->add_option("--listen", o->listen, "Control API address, HTTP/JSON; the path-MTU echo uses the same UDP port")
+      ->capture_default_str();
+  cmd->add_option("--perf-port", o->perf_port, "TCP port of the perf server (0 = any free port)")
+      ->capture_default_str();
+  cmd->add_option("--token-file", o->token_file,
+                  "Require this shared token (first line of the file) on the control API and perf server")
+      ->envname("FABCHECK_TOKEN_FILE");
+  cmd->add_option("--name", o->name, "Name in reports (default: $NODE_NAME, else the hostname)");
+  cmd->add_option("--data-iface", o->data_ifaces,
+                  "Data-plane interface, once per rail in rail order (e.g. --data-iface net1 --data-iface net2)");
+  cmd->add_option("--data-addr", o->data_addrs, "Data-plane address, once per rail (alternative to --data-iface)");
+  cmd->footer(R"(Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test.
+
+Examples:
+  fabcheck agent                                  # control on :18521, perf on :18520
+  fabcheck agent --data-iface net1 --token-file /etc/fabcheck/token
+  fabcheck agent --listen 10.0.0.5:18521 --data-addr 192.168.1.5 --data-addr 192.168.2.5   # two rails
+Then, from anywhere: fabcheck sweep --agents node1:18521,node2:18521,...)");
+  return [o] { return RunAgent(*o); };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"agent", 610, &Setup});
+
+}  // namespace

@@ -1,0 +1,280 @@
+// `fabcheck sweep`: test every pair of nodes (or a ring, or k random peers)
+// and name the slow node, the slow link or the MTU hole. Parsing and wiring
+// only: sweep/ does the work.
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "base/log.h"
+#include "base/units.h"
+#include "control/netif.h"
+#include "control/server.h"
+#include "sweep/agent.h"
+#include "sweep/discovery.h"
+#include "sweep/render.h"
+#include "sweep/runner.h"
+
+namespace {
+
+using namespace fabcheck;
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) {
+  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C: out now, no partial result
+}
+
+struct Options {
+  std::string agents, agents_file, coordinator;
+  int world = 0;
+  std::string pattern = "pairwise";
+  int peers = 3;
+  uint64_t seed = 1;
+  bool rails = false;
+  std::string transport = "tcp";
+  std::string bw_size = "1M", duration = "1s", lat_duration = "300ms";
+  int streams = 1;
+  int parallel = 256;
+  bool no_bw = false, no_lat = false, no_mtu = false;
+  std::string token_file;
+  std::string connect_timeout = "3s", rendezvous_timeout = "300s";
+  bool json = false, quiet = false;
+  std::string output;
+  // SPMD: this rank's own agent.
+  std::string listen = "0.0.0.0:0";
+  std::vector<std::string> data_ifaces, data_addrs;
+};
+
+int Usage(const std::string& message) {
+  std::cerr << "fabcheck sweep: " << message << "\n";
+  return kExitUsage;
+}
+
+int ExitFor(const model::SweepResult& r) {
+  switch (r.verdict.severity) {
+    case model::Severity::kPass:
+    case model::Severity::kInfo: return kExitOk;
+    case model::Severity::kWarn: return kExitWarnings;
+    case model::Severity::kFail: return kExitFailures;
+    case model::Severity::kUnknown: return kExitError;
+  }
+  return kExitError;
+}
+
+Result<sweep::AgentConfig> AgentConfigFrom(const Options& o, const std::optional<std::string>& token) {
+  ASSIGN_OR_RETURN(control::HostPort listen, control::ParseHostPort(o.listen, 0));
+  sweep::AgentConfig c;
+  c.bind = listen.host;
+  c.control_port = listen.port;
+  c.perf_port = 0;
+  c.token = token;
+  for (const auto& i : o.data_ifaces) {
+    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromInterface(i));
+    c.rails.push_back(r);
+  }
+  for (const auto& a : o.data_addrs) {
+    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromAddress(a));
+    c.rails.push_back(r);
+  }
+  return c;
+}
+
+int RunSweepCommand(const Options& o) {
+  int sources = (!o.agents.empty()) + (!o.agents_file.empty());
+  if (sources > 1) return Usage("give either --agents or --agents-file, not both");
+  auto pattern = sweep::ParsePattern(o.pattern);
+  if (!pattern.ok()) return Usage(pattern.status().message());
+  auto bw_size = ParseSize(o.bw_size);
+  if (!bw_size.ok()) return Usage("--bw-size: " + bw_size.status().message());
+  auto duration = ParseDurationSeconds(o.duration);
+  if (!duration.ok()) return Usage("--duration: " + duration.status().message());
+  auto lat_duration = ParseDurationSeconds(o.lat_duration);
+  if (!lat_duration.ok()) return Usage("--lat-duration: " + lat_duration.status().message());
+  auto connect_timeout = ParseDurationSeconds(o.connect_timeout);
+  if (!connect_timeout.ok() || *connect_timeout <= 0) return Usage("--connect-timeout: give a duration like 3s");
+  auto rendezvous_timeout = ParseDurationSeconds(o.rendezvous_timeout);
+  if (!rendezvous_timeout.ok() || *rendezvous_timeout <= 0) return Usage("--rendezvous-timeout: give a duration like 300s");
+  if (o.transport != "tcp" && o.transport != "verbs") return Usage("--transport must be tcp or verbs");
+  if (o.parallel < 1 || o.parallel > 8192) return Usage("--parallel must be 1..8192");
+  if (o.streams < 1 || o.streams > 64) return Usage("--streams must be 1..64");
+  if (o.peers < 1) return Usage("--peers must be 1 or more");
+  if (o.world < 0) return Usage("--world must be positive");
+  if (o.no_bw && o.no_lat && o.no_mtu) return Usage("--no-bw --no-lat --no-mtu leaves nothing to measure");
+
+  std::optional<std::string> token;
+  if (!o.token_file.empty()) {
+    auto t = control::ReadTokenFile(o.token_file);
+    if (!t.ok()) {
+      std::cerr << "fabcheck sweep: " << t.status().message() << "\n";
+      return kExitError;
+    }
+    token = *t;
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto rdv_timeout = std::chrono::milliseconds(static_cast<int64_t>(*rendezvous_timeout * 1000));
+
+  // Members: a list, a file, or the SPMD launch.
+  std::vector<control::HostPort> agents;
+  std::unique_ptr<sweep::LocalAgent> own_agent;
+  std::unique_ptr<sweep::Rendezvous> rendezvous;
+  if (!o.agents.empty() || !o.agents_file.empty()) {
+    auto list = !o.agents.empty() ? sweep::ParseAgentList(o.agents, control::kDefaultControlPort)
+                                   : sweep::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
+    if (!list.ok()) return Usage(list.status().message());
+    agents = *list;
+  } else {
+    auto spmd = sweep::DetectSpmd(sweep::ProcessEnv(), o.world);
+    if (!spmd.ok()) return Usage(spmd.status().message());
+    if (!*spmd) {
+      return Usage("no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
+                   "srun/mpirun/an Indexed Job and --coordinator HOST:PORT (see --help)");
+    }
+    if (o.coordinator.empty()) return Usage("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
+    auto coordinator = control::ParseHostPort(o.coordinator, 18522);
+    if (!coordinator.ok()) return Usage("--coordinator " + coordinator.status().message());
+    const sweep::SpmdRank me = **spmd;
+    LOG_INFO("sweep", "rank {} of {} (from {})", me.rank, me.size, me.source);
+    auto config = AgentConfigFrom(o, token);
+    if (!config.ok()) return Usage(config.status().message());
+    auto agent = sweep::LocalAgent::Start(*config);
+    if (!agent.ok()) {
+      std::cerr << "fabcheck sweep: rank " << me.rank << ": " << agent.status().message() << "\n";
+      return kExitError;
+    }
+    own_agent = std::move(agent).value();
+    if (me.rank != 0) {
+      Status s = sweep::JoinRendezvous(*coordinator, me, own_agent->control_port(), token, rdv_timeout, &g_stop);
+      if (s.ok()) s = sweep::WaitForFinish(*coordinator, token, std::chrono::hours(48), &g_stop);
+      if (!s.ok()) {
+        std::cerr << "fabcheck sweep: rank " << me.rank << ": " << s.message() << "\n";
+        return kExitError;
+      }
+      return kExitOk;  // rank 0 prints the result
+    }
+    auto r = sweep::Rendezvous::Start("0.0.0.0", coordinator->port, me.size, token);
+    if (!r.ok()) {
+      std::cerr << "fabcheck sweep: " << r.status().message() << "\n";
+      return kExitError;
+    }
+    rendezvous = std::move(r).value();
+    rendezvous->AddSelf(0, control::HostPort{coordinator->host, own_agent->control_port()});
+    auto all = rendezvous->WaitForAll(rdv_timeout, &g_stop);
+    if (!all.ok()) {
+      std::cerr << "fabcheck sweep: " << all.status().message() << "\n";
+      rendezvous->SetState("done");
+      return kExitError;
+    }
+    rendezvous->SetState("running");
+    agents = *all;
+  }
+
+  sweep::SweepOptions so;
+  so.pattern = *pattern;
+  so.peers = o.peers;
+  so.seed = o.seed;
+  so.rails = o.rails;
+  so.token = token;
+  so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(*connect_timeout * 1000));
+  so.info_timeout = so.connect_timeout * 2;
+  so.test.transport = o.transport;
+  so.test.bandwidth = !o.no_bw;
+  so.test.latency = !o.no_lat;
+  so.test.mtu = !o.no_mtu;
+  so.test.bw_size = *bw_size;
+  so.test.bw_duration_s = *duration;
+  so.test.lat_duration_s = *lat_duration;
+  so.test.streams = o.streams;
+  so.max_parallel_pairs = o.parallel;
+  so.stop = &g_stop;
+  const bool tty = ::isatty(STDERR_FILENO);
+  if (!o.quiet) {
+    so.on_progress = [tty](const sweep::Progress& p) {
+      std::cerr << (tty ? "\r" : "")
+                << sweep::ProgressLine(p.round, p.rounds, p.elapsed_s, p.eta_s, p.unreachable)
+                << (tty ? "   " : "\n") << std::flush;
+    };
+  }
+  auto result = sweep::RunSweep(agents, so);
+  if (tty && !o.quiet) std::cerr << "\n";
+  if (rendezvous) rendezvous->SetState("done");
+  if (!result.ok()) {
+    std::cerr << "fabcheck sweep: " << result.status().message() << "\n";
+    return kExitError;
+  }
+  if (result->interrupted) LOG_WARN("sweep", "interrupted: the result covers {} of {} rounds",
+                                    result->rounds_completed, result->rounds_planned);
+  nlohmann::json j = *result;
+  if (!o.output.empty()) {
+    std::ofstream out(o.output);
+    out << j.dump(2) << "\n";
+    if (!out) {
+      std::cerr << "fabcheck sweep: cannot write " << o.output << "\n";
+      return kExitError;
+    }
+  }
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << sweep::RenderText(*result);
+  }
+  if (rendezvous) std::this_thread::sleep_for(std::chrono::seconds(2));  // let the ranks see "done"
+  return ExitFor(*result);
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand("sweep", "Test every pair of nodes and name the slow node, slow link or MTU hole");
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--agents", o->agents, "Agents to sweep: host[:port],... (port 18521 when left out)");
+  cmd->add_option("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
+  cmd->add_option("--coordinator", o->coordinator,
+                  "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)");
+  cmd->add_option("--world", o->world, "Number of ranks when the environment gives only the rank "
+                                       "(Kubernetes Indexed Job: JOB_COMPLETION_INDEX)");
+  cmd->add_option("--pattern", o->pattern, "pairwise (every pair, n-1 rounds), ring, or k-random")
+      ->capture_default_str();
+  cmd->add_option("--peers", o->peers, "k-random: peers per node")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "k-random: seed, to repeat a sweep")->capture_default_str();
+  cmd->add_flag("--rails", o->rails, "Test NIC i of one node with NIC i of the other, all rails of a pair at once");
+  cmd->add_option("--transport", o->transport, "tcp or verbs")->capture_default_str();
+  cmd->add_option("--bw-size", o->bw_size, "Bandwidth message size")->capture_default_str();
+  cmd->add_option("--duration", o->duration, "Bandwidth test time per direction")->capture_default_str();
+  cmd->add_option("--lat-duration", o->lat_duration, "Latency test time per direction")->capture_default_str();
+  cmd->add_option("--streams", o->streams, "TCP connections / QPs per bandwidth test")->capture_default_str();
+  cmd->add_option("--parallel", o->parallel, "Pairs of a round in flight at once (a round has n/2 pairs)")
+      ->capture_default_str();
+  cmd->add_flag("--no-bw", o->no_bw, "Skip bandwidth");
+  cmd->add_flag("--no-lat", o->no_lat, "Skip latency");
+  cmd->add_flag("--no-mtu", o->no_mtu, "Skip the path-MTU probe");
+  cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
+  cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
+      ->capture_default_str();
+  cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank")
+      ->capture_default_str();
+  cmd->add_option("--listen", o->listen, "SPMD: this rank's agent address (port 0 = any)")->capture_default_str();
+  cmd->add_option("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail");
+  cmd->add_option("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail");
+  cmd->add_flag("--json", o->json, "Print the result as JSON (schema fabcheck.sweep/v1)");
+  cmd->add_option("--output", o->output, "Also write the JSON result to this file");
+  cmd->add_flag("--quiet", o->quiet, "No progress line on stderr");
+  cmd->footer(R"(Exit code: 0 no outlier, 1 warnings, 2 a slow node/link, MTU hole, failed test or unreachable
+agent, 3 could not run. Ctrl-C prints the partial result; a second Ctrl-C exits at once.
+
+Examples:
+  fabcheck sweep --agents n1,n2,n3,n4               # agents already running (DaemonSet)
+  fabcheck sweep --agents-file nodes.txt --pattern ring --json > sweep.json
+  srun -N64 --ntasks-per-node=1 fabcheck sweep --coordinator $(hostname):18522 --data-iface ib0
+  mpirun -np 8 --map-by ppr:1:node fabcheck sweep --coordinator head01:18522
+  # Kubernetes Indexed Job: fabcheck sweep --world 16 --coordinator fabcheck-sweep-0.fabcheck-sweep:18522
+See docs/sweep.md for rounds and expected wall time at 64, 512 and 4,096 nodes.)");
+  return [o] { return RunSweepCommand(*o); };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"sweep", 600, &Setup});
+
+}  // namespace

@@ -1,0 +1,68 @@
+#include "control/client.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+namespace fabcheck::control {
+
+AgentClient::AgentClient(HostPort endpoint, ClientOptions options)
+    : endpoint_(std::move(endpoint)), options_(std::move(options)) {}
+
+Result<nlohmann::json> AgentClient::Call(const std::string& method, const std::string& path, const std::string& body,
+                                         std::chrono::milliseconds read_timeout) const {
+  httplib::Client http(endpoint_.host, endpoint_.port);
+  http.set_connection_timeout(options_.connect_timeout);
+  http.set_read_timeout(read_timeout);
+  http.set_write_timeout(options_.connect_timeout);
+  if (options_.token) http.set_bearer_token_auth(*options_.token);
+  const std::string where = fmt::format("agent {} {} {}", endpoint_.ToString(), method, path);
+  httplib::Result res = method == "POST" ? http.Post(path, body, "application/json") : http.Get(path);
+  if (!res) {
+    auto err = res.error();
+    if (err == httplib::Error::Read || err == httplib::Error::ConnectionTimeout) {
+      return DeadlineExceededError(fmt::format("{}: no answer ({}) within the timeout", where, httplib::to_string(err)));
+    }
+    return UnavailableError(fmt::format("{}: {} (is 'fabcheck agent' running there and the port open?)", where,
+                                        httplib::to_string(err)));
+  }
+  auto j = nlohmann::json::parse(res->body, nullptr, false);
+  if (res->status != 200) {
+    std::string message = j.is_object() && j.contains("error") ? j["error"].get<std::string>() : res->body;
+    StatusCode code = res->status == 401   ? StatusCode::kUnauthenticated
+                      : res->status == 400 ? StatusCode::kInvalidArgument
+                      : res->status == 409 ? StatusCode::kResourceExhausted
+                      : res->status == 501 ? StatusCode::kUnimplemented
+                      : res->status == 504 ? StatusCode::kDeadlineExceeded
+                      : res->status == 503 ? StatusCode::kUnavailable
+                                           : StatusCode::kInternal;
+    return Status(code, fmt::format("{}: HTTP {}: {}", where, res->status, message));
+  }
+  if (j.is_discarded()) return DataLossError(fmt::format("{}: the answer is not JSON", where));
+  return j;
+}
+
+Result<nlohmann::json> AgentClient::Health() const { return Call("GET", "/v1/health", "", options_.read_timeout); }
+
+Result<AgentInfo> AgentClient::Info() const {
+  ASSIGN_OR_RETURN(nlohmann::json j, Call("GET", "/v1/info", "", options_.read_timeout));
+  try {
+    return j.get<AgentInfo>();
+  } catch (const nlohmann::json::exception& e) {
+    return DataLossError(fmt::format("agent {}: /v1/info is malformed: {}", endpoint_.ToString(), e.what()));
+  }
+}
+
+Result<nlohmann::json> AgentClient::Inventory() const {
+  return Call("GET", "/v1/inventory", "", options_.read_timeout);
+}
+
+Result<PeerTestResponse> AgentClient::RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const {
+  ASSIGN_OR_RETURN(nlohmann::json j, Call("POST", "/v1/test", nlohmann::json(request).dump(), timeout));
+  try {
+    return j.get<PeerTestResponse>();
+  } catch (const nlohmann::json::exception& e) {
+    return DataLossError(fmt::format("agent {}: /v1/test answer is malformed: {}", endpoint_.ToString(), e.what()));
+  }
+}
+
+}  // namespace fabcheck::control

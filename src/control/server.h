@@ -1,0 +1,71 @@
+// The agent's HTTP/JSON control server (control/api.h lists the routes).
+//
+// The server only routes and authenticates; what a test does and what the
+// inventory says come from the callbacks the `agent` command wires in, so
+// this module stays below perf and sweep.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "control/api.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace fabcheck::control {
+
+using TestHandler = std::function<Result<PeerTestResponse>(const PeerTestRequest&)>;
+using InventoryHandler = std::function<Result<nlohmann::json>()>;
+
+struct AgentServerOptions {
+  std::string bind = "0.0.0.0";
+  int port = kDefaultControlPort;        // 0 = any free port
+  std::optional<std::string> token;      // required on every route but /v1/health
+  AgentInfo info;                        // served on /v1/info (control_port filled in)
+  TestHandler run_test;                  // POST /v1/test; empty = 501
+  InventoryHandler inventory;            // GET /v1/inventory; empty = 501
+  int max_concurrent_tests = 8;          // beyond it: 409 busy (one per rail is normal)
+  int read_timeout_s = 10;               // a client that stalls mid-request is dropped
+};
+
+class AgentServer {
+ public:
+  // Binds (errors name the address and the fix) and serves on a thread.
+  static Result<std::unique_ptr<AgentServer>> Start(AgentServerOptions options);
+  ~AgentServer();
+  AgentServer(const AgentServer&) = delete;
+  AgentServer& operator=(const AgentServer&) = delete;
+
+  int port() const { return port_; }
+  // Replaces what /v1/info serves (ports known only after binding).
+  void SetInfo(AgentInfo info);
+  void Stop();
+  uint64_t tests_served() const { return tests_.load(); }
+
+ private:
+  explicit AgentServer(AgentServerOptions options);
+  bool Authorized(const std::string& header) const;
+
+  AgentServerOptions options_;
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  int port_ = 0;
+  std::mutex info_mu_;
+  std::atomic<int> running_tests_{0};
+  std::atomic<uint64_t> tests_{0};
+};
+
+// Reads a token file: the first line, trimmed; an empty file is an error.
+Result<std::string> ReadTokenFile(const std::string& path);
+
+}  // namespace fabcheck::control

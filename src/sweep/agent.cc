@@ -1,0 +1,60 @@
+#include "sweep/agent.h"
+
+#include <fmt/format.h>
+
+#include "control/netif.h"
+#include "fabcheck/version.h"
+#include "perf/server.h"
+#include "sweep/peer_test.h"
+
+namespace fabcheck::sweep {
+
+Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
+  std::unique_ptr<LocalAgent> a(new LocalAgent());
+  perf::ServeOptions serve;
+  serve.bind = config.bind == "0.0.0.0" ? "" : config.bind;
+  serve.port = config.perf_port;
+  serve.token = config.token;
+  auto perf_server = perf::Server::Start(serve);
+  if (!perf_server.ok()) return perf_server.status().WithContext("agent: perf server");
+  a->perf_ = std::move(perf_server).value();
+  a->perf_thread_ = std::thread([p = a->perf_.get()] { p->Run(); });
+
+  control::AgentInfo& info = a->info_;
+  info.name = config.name.empty() ? control::NodeName() : config.name;
+  info.fabcheck_version = kVersion;
+  info.perf_port = a->perf_->port();
+  info.transports = {"tcp"};
+  info.rails = config.rails;
+
+  control::AgentServerOptions options;
+  options.bind = config.bind;
+  options.port = config.control_port;
+  options.token = config.token;
+  options.inventory = config.inventory;
+  PeerTestEnv env{config.token, &a->cancel_};
+  options.run_test = [env](const control::PeerTestRequest& r) { return RunPeerTest(r, env); };
+  // The echo needs the control port's number (same number, UDP), so with
+  // port 0 the control server binds first and the echo follows.
+  options.info = info;
+  auto control_server = control::AgentServer::Start(options);
+  if (!control_server.ok()) return control_server.status();
+  a->control_ = std::move(control_server).value();
+  auto echo = MtuEcho::Start(config.bind == "0.0.0.0" ? "" : config.bind, a->control_->port());
+  if (!echo.ok()) return echo.status().WithContext("agent: path-MTU echo");
+  a->echo_ = std::move(echo).value();
+  info.control_port = a->control_->port();
+  info.mtu_port = a->echo_->port();
+  // The served info was copied before the echo existed; restart-free update.
+  a->control_->SetInfo(info);
+  return a;
+}
+
+LocalAgent::~LocalAgent() {
+  cancel_.store(true);
+  if (control_) control_->Stop();
+  if (perf_) perf_->Stop();
+  if (perf_thread_.joinable()) perf_thread_.join();
+}
+
+}  // namespace fabcheck::sweep

@@ -1,0 +1,55 @@
+// A running agent: the control API (control/), the perf server (perf/) and
+// the path-MTU echo, wired together. Used by `fabcheck agent` and by every
+// rank of an SPMD `fabcheck sweep`.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "control/api.h"
+#include "control/server.h"
+#include "sweep/mtu_probe.h"
+
+namespace fabcheck::perf {
+class Server;
+}
+
+namespace fabcheck::sweep {
+
+struct AgentConfig {
+  std::string bind = "0.0.0.0";
+  int control_port = control::kDefaultControlPort;  // 0 = any free port; the MTU echo uses the same UDP port
+  int perf_port = 0;                                 // 0 = any free port
+  std::optional<std::string> token;
+  std::string name;                                  // "" = NODE_NAME or hostname
+  std::vector<control::RailInfo> rails;              // resolved --data-iface / --data-addr
+  control::InventoryHandler inventory;               // optional
+};
+
+class LocalAgent {
+ public:
+  static Result<std::unique_ptr<LocalAgent>> Start(AgentConfig config);
+  ~LocalAgent();
+  LocalAgent(const LocalAgent&) = delete;
+  LocalAgent& operator=(const LocalAgent&) = delete;
+
+  int control_port() const { return control_->port(); }
+  const control::AgentInfo& info() const { return info_; }
+  uint64_t tests_served() const { return control_->tests_served(); }
+
+ private:
+  LocalAgent() = default;
+  control::AgentInfo info_;
+  std::atomic<bool> cancel_{false};
+  std::unique_ptr<perf::Server> perf_;
+  std::thread perf_thread_;
+  std::unique_ptr<MtuEcho> echo_;
+  std::unique_ptr<control::AgentServer> control_;
+};
+
+}  // namespace fabcheck::sweep

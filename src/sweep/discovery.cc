@@ -1,0 +1,282 @@
+#include "sweep/discovery.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "base/log.h"
+#include "base/strings.h"
+
+namespace fabcheck::sweep {
+
+Result<std::vector<control::HostPort>> ParseAgentList(std::string_view list, int default_port) {
+  std::vector<control::HostPort> out;
+  std::set<std::string> seen;
+  for (const std::string& item : Split(list, ',', true)) {
+    auto hp = control::ParseHostPort(item, default_port);
+    if (!hp.ok()) return InvalidArgumentError(fmt::format("--agents: {}", hp.status().message()));
+    if (!seen.insert(hp->ToString()).second) {
+      return InvalidArgumentError(fmt::format("--agents: {} is listed twice", hp->ToString()));
+    }
+    out.push_back(*hp);
+  }
+  return out;
+}
+
+Result<std::vector<control::HostPort>> ReadAgentsFile(const std::string& path, int default_port) {
+  std::ifstream in(path);
+  if (!in) return ErrnoError(errno, fmt::format("cannot read agents file {}", path), " (check the path)");
+  std::vector<control::HostPort> out;
+  std::set<std::string> seen;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::string_view text = Trim(std::string_view(line).substr(0, line.find('#')));
+    if (text.empty()) continue;
+    auto hp = control::ParseHostPort(text, default_port);
+    if (!hp.ok()) return InvalidArgumentError(fmt::format("{}:{}: {}", path, number, hp.status().message()));
+    if (!seen.insert(hp->ToString()).second) {
+      return InvalidArgumentError(fmt::format("{}:{}: {} is listed twice", path, number, hp->ToString()));
+    }
+    out.push_back(*hp);
+  }
+  if (out.empty()) return InvalidArgumentError(fmt::format("agents file {} lists no agent (one host:port per line)", path));
+  return out;
+}
+
+EnvLookup ProcessEnv() {
+  return [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+}
+
+Result<std::optional<SpmdRank>> DetectSpmd(const EnvLookup& env, int world) {
+  auto number = [&](const char* name) -> Result<std::optional<int>> {
+    auto v = env(name);
+    if (!v) return std::optional<int>();
+    auto n = ParseInt(Trim(*v));
+    if (!n || *n < 0 || *n > 1'000'000) {
+      return InvalidArgumentError(fmt::format("environment {}='{}' is not a rank/size number", name, *v));
+    }
+    return std::optional<int>(static_cast<int>(*n));
+  };
+  struct Source {
+    const char* rank;
+    const char* size;  // nullptr: the size comes from elsewhere
+  };
+  const Source sources[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                            {"PMI_RANK", "PMI_SIZE"},
+                            {"PMIX_RANK", nullptr},
+                            {"SLURM_PROCID", "SLURM_NTASKS"},
+                            {"JOB_COMPLETION_INDEX", nullptr}};
+  for (const Source& s : sources) {
+    ASSIGN_OR_RETURN(std::optional<int> rank, number(s.rank));
+    if (!rank) continue;
+    SpmdRank r;
+    r.rank = *rank;
+    r.source = s.size ? fmt::format("{}/{}", s.rank, s.size) : std::string(s.rank);
+    std::optional<int> size;
+    if (s.size) {
+      ASSIGN_OR_RETURN(size, number(s.size));
+    } else {
+      // PMIx exports no size variable; borrow the launcher's, else --world.
+      for (const char* alt : {"SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"}) {
+        if (size || std::string_view(s.rank) == "JOB_COMPLETION_INDEX") break;
+        ASSIGN_OR_RETURN(size, number(alt));
+        if (size) r.source += fmt::format(" + {}", alt);
+      }
+    }
+    if (world > 0) {
+      if (size && *size != world) {
+        return InvalidArgumentError(fmt::format("--world {} disagrees with the launcher's size {} ({})", world,
+                                                *size, r.source));
+      }
+      size = world;
+    }
+    if (!size) {
+      return InvalidArgumentError(fmt::format("{} gives the rank but not the size: pass --world N (the number of "
+                                              "ranks, e.g. the Indexed Job's completions)",
+                                              s.rank));
+    }
+    r.size = *size;
+    if (r.size < 2 || r.rank >= r.size) {
+      return InvalidArgumentError(fmt::format("rank {} of {} ({}) is impossible: a sweep needs size >= 2 and "
+                                              "rank < size",
+                                              r.rank, r.size, r.source));
+    }
+    return std::optional<SpmdRank>(r);
+  }
+  return std::optional<SpmdRank>();
+}
+
+struct Rendezvous::Impl {
+  httplib::Server http;
+  std::thread thread;
+  std::mutex mu;
+  std::condition_variable cv;
+  int size = 0;
+  std::optional<std::string> token;
+  std::map<int, control::HostPort> members;
+  std::string state = "waiting";
+};
+
+Result<std::unique_ptr<Rendezvous>> Rendezvous::Start(const std::string& bind, int port, int size,
+                                                      std::optional<std::string> token) {
+  std::unique_ptr<Rendezvous> r(new Rendezvous());
+  r->impl_ = std::make_unique<Impl>();
+  Impl* impl = r->impl_.get();
+  impl->size = size;
+  impl->token = std::move(token);
+  auto authorized = [impl](const httplib::Request& req) {
+    return !impl->token || req.get_header_value("Authorization") == "Bearer " + *impl->token;
+  };
+  impl->http.set_read_timeout(10, 0);
+  impl->http.Post("/v1/rendezvous/join", [impl, authorized](const httplib::Request& req, httplib::Response& res) {
+    if (!authorized(req)) {
+      res.status = 401;
+      res.set_content(R"({"error":"missing or wrong token"})", "application/json");
+      return;
+    }
+    auto j = nlohmann::json::parse(req.body, nullptr, false);
+    int rank = j.is_object() ? j.value("rank", -1) : -1;
+    int size = j.is_object() ? j.value("size", -1) : -1;
+    int agent_port = j.is_object() ? j.value("agent_port", 0) : 0;
+    std::lock_guard lock(impl->mu);
+    if (rank < 1 || rank >= impl->size || size != impl->size || agent_port <= 0 || agent_port > 65535) {
+      res.status = 400;
+      res.set_content(nlohmann::json{{"error", fmt::format("bad join {}: expected rank 1..{}, size {}, agent_port",
+                                                           req.body, impl->size - 1, impl->size)}}
+                          .dump(),
+                      "application/json");
+      return;
+    }
+    // The address the rank reached us from is the one the others can reach it at.
+    impl->members[rank] = control::HostPort{req.remote_addr, agent_port};
+    impl->cv.notify_all();
+    res.set_content(nlohmann::json{{"ok", true}, {"joined", impl->members.size()}}.dump(), "application/json");
+  });
+  impl->http.Get("/v1/rendezvous/state", [impl](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard lock(impl->mu);
+    res.set_content(
+        nlohmann::json{{"state", impl->state}, {"joined", impl->members.size()}, {"size", impl->size}}.dump(),
+        "application/json");
+  });
+  if (port == 0) {
+    r->port_ = impl->http.bind_to_any_port(bind);
+  } else if (impl->http.bind_to_port(bind, port)) {
+    r->port_ = port;
+  }
+  if (r->port_ <= 0) {
+    return UnavailableError(fmt::format("rendezvous: cannot listen on {}:{} (in use? is another rank 0 running "
+                                        "here?)",
+                                        bind, port));
+  }
+  impl->thread = std::thread([impl] { impl->http.listen_after_bind(); });
+  return r;
+}
+
+Rendezvous::~Rendezvous() {
+  if (!impl_) return;
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+void Rendezvous::AddSelf(int rank, control::HostPort agent) {
+  std::lock_guard lock(impl_->mu);
+  impl_->members[rank] = std::move(agent);
+  impl_->cv.notify_all();
+}
+
+void Rendezvous::SetState(std::string state) {
+  std::lock_guard lock(impl_->mu);
+  impl_->state = std::move(state);
+}
+
+Result<std::vector<control::HostPort>> Rendezvous::WaitForAll(std::chrono::milliseconds timeout,
+                                                              const std::atomic<bool>* stop) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock(impl_->mu);
+  while (static_cast<int>(impl_->members.size()) < impl_->size) {
+    if (stop && stop->load()) return CancelledError("rendezvous: interrupted");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      std::vector<std::string> missing;
+      for (int r = 0; r < impl_->size && missing.size() < 20; ++r) {
+        if (!impl_->members.count(r)) missing.push_back(std::to_string(r));
+      }
+      return DeadlineExceededError(fmt::format(
+          "rendezvous: {} of {} ranks joined within {} s; missing ranks {} (did they start? can they reach the "
+          "--coordinator address? raise --rendezvous-timeout)",
+          impl_->members.size(), impl_->size, timeout.count() / 1000, Join(missing, ",")));
+    }
+    impl_->cv.wait_for(lock, std::chrono::milliseconds(200));
+  }
+  std::vector<control::HostPort> out;
+  for (const auto& [rank, hp] : impl_->members) out.push_back(hp);
+  return out;
+}
+
+namespace {
+
+httplib::Client MakeClient(const control::HostPort& c, const std::optional<std::string>& token) {
+  httplib::Client http(c.host, c.port);
+  http.set_connection_timeout(std::chrono::seconds(2));
+  http.set_read_timeout(std::chrono::seconds(5));
+  if (token) http.set_bearer_token_auth(*token);
+  return http;
+}
+
+}  // namespace
+
+Status JoinRendezvous(const control::HostPort& coordinator, const SpmdRank& me, int agent_port,
+                      const std::optional<std::string>& token, std::chrono::milliseconds timeout,
+                      const std::atomic<bool>* stop) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last = "no attempt";
+  nlohmann::json body = {{"rank", me.rank}, {"size", me.size}, {"agent_port", agent_port}};
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (stop && stop->load()) return CancelledError("rendezvous: interrupted");
+    auto http = MakeClient(coordinator, token);
+    auto res = http.Post("/v1/rendezvous/join", body.dump(), "application/json");
+    if (res && res->status == 200) return Status::Ok();
+    if (res && (res->status == 400 || res->status == 401)) {
+      return InvalidArgumentError(fmt::format("rendezvous at {} refused rank {}: {}", coordinator.ToString(), me.rank,
+                                              res->body));
+    }
+    last = res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // rank 0 may not be up yet
+  }
+  return DeadlineExceededError(fmt::format("rendezvous: could not join {} within {} s (last: {}); is rank 0 running "
+                                           "and --coordinator its address?",
+                                           coordinator.ToString(), timeout.count() / 1000, last));
+}
+
+Status WaitForFinish(const control::HostPort& coordinator, const std::optional<std::string>& token,
+                     std::chrono::milliseconds timeout, const std::atomic<bool>* stop) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int misses = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (stop && stop->load()) return CancelledError("interrupted while the sweep ran");
+    auto res = MakeClient(coordinator, token).Get("/v1/rendezvous/state");
+    if (res && res->status == 200) {
+      misses = 0;
+      auto j = nlohmann::json::parse(res->body, nullptr, false);
+      if (j.is_object() && j.value("state", "") == "done") return Status::Ok();
+    } else if (++misses >= 5) {
+      // Rank 0 is gone: it finished (and exited) or died; either way we stop.
+      LOG_INFO("sweep", "coordinator {} no longer answers; leaving", coordinator.ToString());
+      return Status::Ok();
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return DeadlineExceededError(fmt::format("the sweep at {} did not finish within {} s", coordinator.ToString(),
+                                           timeout.count() / 1000));
+}
+
+}  // namespace fabcheck::sweep

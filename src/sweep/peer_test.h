@@ -1,0 +1,24 @@
+// What an agent does when the coordinator asks it to test a peer
+// (POST /v1/test): bandwidth and latency with the perf engine's client
+// against the peer's perf server, then the path-MTU probe against the peer's
+// UDP echo. Each step's failure is recorded and the next step still runs, so
+// a peer with a broken perf server still gets its MTU measured.
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "control/api.h"
+
+namespace fabcheck::sweep {
+
+struct PeerTestEnv {
+  std::optional<std::string> token;          // the perf server's shared token
+  const std::atomic<bool>* cancel = nullptr;  // agent shutdown
+};
+
+Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& request, const PeerTestEnv& env);
+
+}  // namespace fabcheck::sweep
