@@ -172,6 +172,43 @@ spec:
   EXPECT_EQ(CountId(r, "k8s.nad.cross-namespace"), 1) << Describe(r);  // "a/net"
 }
 
+TEST(Suppression, PodTemplateAnnotationWorksForWorkloads) {
+  std::string yaml = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: ai}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata:
+      labels: {app: d}
+      annotations:
+        fabcheck.io/ignore-k8s.privileged: "node debugging tool, reviewed"
+    spec:
+      containers:
+        - name: c
+          image: busybox
+          securityContext: {privileged: true}
+          resources: {limits: {nvidia.com/gpu: 1}}
+)";
+  LintResult r = LintText(yaml);
+  EXPECT_EQ(CountId(r, "k8s.privileged"), 0) << Describe(r);
+  EXPECT_EQ(r.suppressed.size(), 1u);
+}
+
+TEST(Schema, DevicePluginConfigThatIsNotJsonIsReported) {
+  std::string yaml = R"(apiVersion: mellanox.com/v1alpha1
+kind: NicClusterPolicy
+metadata: {name: nic-cluster-policy}
+spec:
+  rdmaSharedDevicePlugin:
+    config: |
+      {"configList": [ {"resourceName": "a", "rdmaHcaMax": 63,}]}
+)";
+  LintResult r = LintText(yaml);
+  ASSERT_EQ(CountId(r, "schema.invalid"), 1) << Describe(r);
+  EXPECT_EQ(r.findings[0].finding.location->line, 6);
+}
+
 // --- the binary: exit codes, stdin, formats -------------------------------------------
 
 struct RunOutput {
