@@ -151,9 +151,15 @@ class RailAnalysis {
     st.bw_median_gbps = all.median;
     st.bw_mad_gbps = all.scaled_mad;
     std::vector<char> slow(static_cast<size_t>(n_), 0);
+    // With few nodes the MAD of their scores is itself noisy, so a node below
+    // fail_ratio of the median is named even when z stays inside the threshold.
+    auto gross = [&](Judged j) {
+      j.named = j.named || (j.ratio > 0 && j.ratio < o_.fail_ratio);
+      return j;
+    };
     for (int i = 0; i < n_; ++i) {
-      Judged js = JudgeLow(s.send[static_cast<size_t>(i)], send, o_.bw_min_drop, o_.z_threshold);
-      Judged jr = JudgeLow(s.receive[static_cast<size_t>(i)], recv, o_.bw_min_drop, o_.z_threshold);
+      Judged js = gross(JudgeLow(s.send[static_cast<size_t>(i)], send, o_.bw_min_drop, o_.z_threshold));
+      Judged jr = gross(JudgeLow(s.receive[static_cast<size_t>(i)], recv, o_.bw_min_drop, o_.z_threshold));
       if (!js.named && !jr.named) continue;
       slow[static_cast<size_t>(i)] = 1;
       bool both = js.named && jr.named;
