@@ -10,7 +10,7 @@
 #   --suites LIST   payload suites (tests/lab/payload/suite-*.sh); default per layout
 #   --fabcheck P    the fabcheck binary to copy into the VM (default: none)
 #   --param k=v     passed to the guest as fc.k=v (size, iters, lat_iters, mtu...)
-#   --timeout S     wall-clock limit of each VM (default 480)
+#   --timeout S     wall-clock limit of each VM (default 600)
 #
 # Environment: FABCHECK_LAB_CACHE (default <repo>/.lab-cache) holds the image
 # and the downloaded packages; FABCHECK_LAB_ACCEL=kvm to use KVM where it works.
@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 readonly kSkip=77
 
-layout=one suites="" fabcheck="" timeout_s=480 params=()
+layout=one suites="" fabcheck="" timeout_s=600 params=()
 while (($#)); do
   case $1 in
     --layout) layout=$2; shift 2 ;;
@@ -167,7 +167,7 @@ grep -a '^LAB-RESULT' "$work/all.log" | awk '
   END {
     for (k in v) if (k ~ /^fabcheck\./) {
       p = k; sub(/^fabcheck\./, "perftest.", p)
-      if ((p in v) && v[p] > 0) printf "  ratio %-38s %.2f (fabcheck %s / perftest %s)\n", substr(k, 10), v[k] / v[p], v[k], v[p]
+      if ((p in v) && v[p] + 0 > 0) printf "  ratio %-38s %.2f (fabcheck %s / perftest %s)\n", substr(k, 10), v[k] / v[p], v[k], v[p]
     }
   }' | sort || true
 echo "  passed: $(grep -ac '^LAB-PASS' "$work/all.log"), failed: $(grep -ac '^LAB-FAIL' "$work/all.log"), skipped: $(grep -ac '^LAB-SKIP' "$work/all.log")"

@@ -10,7 +10,7 @@ t0=$(now_ms)
 timeout 120 "$FABCHECK" perf run "$LAB_IP_A" --port 18601 --transport verbs $devs --test bw --op write \
   --size 65536 --duration 30 --timeout 15 --json >/tmp/fc_kill1.json 2>/tmp/fc_kill1.err &
 cpid=$!
-sleep 4
+sleep 8  # past setup, which takes seconds under emulation
 kill -9 "$SERVE_PID"
 wait "$cpid"; rc=$?
 t1=$(now_ms)
@@ -26,7 +26,7 @@ fc_serve "$LAB_IP_A" 18602 /tmp/fc_serve_kill2.log || fail "kill: server did not
 timeout 120 "$FABCHECK" perf run "$LAB_IP_A" --port 18602 --transport verbs $devs --test bw --op send \
   --size 65536 --duration 30 --timeout 15 --json >/tmp/fc_kill2.json 2>/tmp/fc_kill2.err &
 cpid=$!
-sleep 4
+sleep 8  # past setup, which takes seconds under emulation
 kill -9 "$cpid"; wait "$cpid" 2>/dev/null
 t0=$(now_ms)
 if timeout 120 "$FABCHECK" perf run "$LAB_IP_A" --port 18602 --transport verbs $devs --test bw --op write \
