@@ -45,6 +45,9 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", b - a}'; }
 
 # Preconditions: every one that fails is a skip with the reason, never a pass.
+# The lab is opt-in until its 64 KiB send and multi-QP runs are stable under
+# emulation (docs/lab.md, "Known failures"); the default test command says so.
+[[ ${FABCHECK_LAB:-0} == 1 ]] || skip "the soft-RoCE lab is opt-in: run FABCHECK_LAB=1 ./scripts/test.sh (or ctest -L lab) as root; it boots qemu VMs for ~10 min and still has known failures (docs/lab.md)"
 [[ $(id -u) == 0 ]] || skip "the soft-RoCE lab needs root (apt-get download, chroot, qemu); run as root"
 need_pkgs=()
 command -v qemu-system-x86_64 >/dev/null || need_pkgs+=(qemu-system-x86)
