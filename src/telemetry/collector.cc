@@ -82,10 +82,10 @@ constexpr std::array kGlobalStats = {
                "Symbol errors on the physical port (ethtool rx_symbol_err_phy).", "", "", 1.0},
     GlobalStat{"rx_pcs_symbol_err_phy", "fabcheck_netdev_pcs_symbol_errors_total",
                "PCS symbol errors on the physical port (ethtool rx_pcs_symbol_err_phy).", "", "", 1.0},
-    GlobalStat{"rx_corrected_bits_phy", "fabcheck_netdev_corrected_bits_total",
-               "Bits corrected by FEC (ethtool rx_corrected_bits_phy).", "", "", 1.0},
-    GlobalStat{"rx_bits_phy", "fabcheck_netdev_received_bits_total",
-               "Bits received on the physical port, for the bit error rate (ethtool rx_bits_phy).", "", "", 1.0},
+    GlobalStat{"rx_corrected_bits_phy", "fabcheck_netdev_fec_corrected_errors_total",
+               "Bit errors corrected by FEC (ethtool rx_corrected_bits_phy).", "", "", 1.0},
+    GlobalStat{"rx_bits_phy", "fabcheck_netdev_phy_received_bytes_total",
+               "Data received on the physical port, for the bit error rate (ethtool rx_bits_phy / 8).", "", "", 0.125},
     GlobalStat{"link_down_events_phy", "fabcheck_netdev_link_down_events_total",
                "Link down events of the physical port (ethtool link_down_events_phy).", "", "", 1.0},
     GlobalStat{"rx_out_of_buffer", "fabcheck_netdev_out_of_buffer_drops_total",
@@ -139,7 +139,7 @@ void AddPortMetrics(const PortReading& r, const Labels& labels, MetricSet& out) 
     std::string help = spec ? std::string(spec->help) : fmt::format("Port counter counters/{}.", c.file);
     out.Add(PmaCounterMetricName(c.file), help, kCounter, labels, static_cast<double>(c.value));
     if (c.saturated) {
-      out.Add("fabcheck_rdma_port_counter_saturated",
+      out.Add("fabcheck_rdma_port_pma_saturated",
               "1 for a legacy fixed-width PMA counter stuck at its maximum: it no longer counts until reset.", kGauge,
               With(labels, {{"counter", c.file}}), 1);
     }

@@ -94,7 +94,7 @@ FabricSpec GpuNode(int nics, bool roce) {
     NicSpec nic;
     nic.device = fmt::format("mlx5_{}", i);
     nic.seed = static_cast<uint64_t>(i + 1);
-    int bus = 0x18 + i * 0x10;
+    int bus = 0x18 + i * 0x0c;
     if (roce) {
       nic.link_layer = "Ethernet";
       nic.rate = "400 Gb/sec (4X NDR)";
@@ -116,7 +116,7 @@ void WriteFabric(const std::string& root_text, const FabricSpec& spec) {
   fs::create_directories(root / "sys/class/net");
   for (size_t i = 0; i < spec.nics.size(); ++i) {
     const NicSpec& nic = spec.nics[i];
-    int bus = 0x18 + static_cast<int>(i) * 0x10;
+    int bus = 0x18 + static_cast<int>(i) * 0x0c;
     int rc = 0x10 + static_cast<int>(i / 2) * 0x20;  // two NICs per root complex / switch
     std::string bdf = fmt::format("0000:{:02x}:00.0", bus);
     std::string rc_name = fmt::format("pci0000:{:02x}", rc);

@@ -31,7 +31,7 @@ class FakeKubelet final : public v1::PodResourcesLister::Service {
     c->set_name("main");
     auto* vf = c->add_devices();
     vf->set_resource_name("nvidia.com/sriov_rdma_vf");
-    vf->add_device_ids("0000:28:00.0");  // mlx5_1 of the fixture
+    vf->add_device_ids("0000:24:00.0");  // mlx5_1 of the fixture
     auto* gpu = c->add_devices();
     gpu->set_resource_name("nvidia.com/gpu");
     gpu->add_device_ids("GPU-1234");
@@ -111,7 +111,7 @@ TEST_F(PodResourcesTest, ExporterPutsPodLabelsOnOwnedPorts) {
         model::Inventory inv;
         model::RdmaDevice dev;
         dev.name = "mlx5_1";
-        dev.pci_bdf = "0000:28:00.0";
+        dev.pci_bdf = "0000:24:00.0";
         inv.rdma_devices.push_back(dev);
         return inv;
       },

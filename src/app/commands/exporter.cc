@@ -1,0 +1,200 @@
+// `fabcheck exporter`: Prometheus metrics of the RDMA fabric of this node,
+// correlated to pods. Parsing and wiring only; the work is in telemetry/.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "base/log.h"
+#include "base/units.h"
+#include "inventory/inventory.h"
+#include "sys/sysroot.h"
+#include "telemetry/ethtool_stats.h"
+#include "telemetry/exporter_service.h"
+#include "telemetry/http_server.h"
+#include "telemetry/prometheus_text.h"
+
+namespace {
+
+using namespace fabcheck;
+
+constexpr const char* kDefaultKubeletSocket = "/var/lib/kubelet/pod-resources/kubelet.sock";
+
+struct ExporterFlags {
+  std::string listen = ":9877";
+  std::string sysroot = "/";
+  std::string kubelet_socket = "auto";
+  std::string node_name;
+  std::vector<std::string> shared_resources;
+  std::string inventory_interval = "60s";
+  std::string pod_interval = "10s";
+  std::string ethtool = "auto";
+  bool once = false;
+};
+
+std::string DefaultNodeName(const sys::SysRoot& root) {
+  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
+  if (auto host = root.ReadAttribute("/proc/sys/kernel/hostname"); host.ok() && !host->empty()) return *host;
+  char buffer[256] = {};
+  if (::gethostname(buffer, sizeof(buffer) - 1) == 0 && buffer[0]) return buffer;
+  return "unknown";
+}
+
+Result<std::chrono::milliseconds> Interval(const std::string& text, const char* flag) {
+  auto seconds = ParseDurationSeconds(text);
+  if (!seconds.ok() || *seconds < 0) {
+    return InvalidArgumentError(std::string(flag) + " '" + text + "': expected a duration such as 30s or 2m");
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(*seconds * 1000));
+}
+
+// The exporter keeps every counter file of every port open (~65 per port,
+// >1000 on a 16-NIC node), past the usual soft limit of 1024: raise it to the
+// hard limit, as Go programs such as node_exporter do at start.
+void RaiseFileLimit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  rlim_t want = limit.rlim_max == RLIM_INFINITY ? 65536 : std::min<rlim_t>(limit.rlim_max, 65536);
+  if (limit.rlim_cur >= want) return;
+  limit.rlim_cur = want;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    LOG_WARN("exporter", "cannot raise the open-file limit to {} (counters past it are opened per scrape)", want);
+  }
+}
+
+int Run(const ExporterFlags& flags) {
+  RaiseFileLimit();
+  auto root = flags.sysroot == "/" ? Result<sys::SysRoot>(sys::SysRoot::Live()) : sys::SysRoot::Open(flags.sysroot);
+  if (!root.ok()) {
+    LOG_ERROR("exporter", "{}", root.status().message());
+    return kExitError;
+  }
+  telemetry::ExporterOptions options;
+  options.node_name = flags.node_name.empty() ? DefaultNodeName(*root) : flags.node_name;
+  auto shared = telemetry::ParseSharedResources(flags.shared_resources);
+  auto inventory_interval = Interval(flags.inventory_interval, "--inventory-interval");
+  auto pod_interval = Interval(flags.pod_interval, "--pod-resources-interval");
+  for (const Status& s : {shared.status(), inventory_interval.status(), pod_interval.status()}) {
+    if (!s.ok()) {
+      LOG_ERROR("exporter", "{}", s.message());
+      return kExitUsage;
+    }
+  }
+  options.shared_resources = *shared;
+  options.inventory_interval = *inventory_interval;
+  options.pod_interval = *pod_interval;
+  if (flags.kubelet_socket == "auto") {
+    // Present on a Kubernetes node (or mounted into the exporter's pod); absent elsewhere.
+    if (root->live() && ::access(kDefaultKubeletSocket, F_OK) == 0) options.kubelet_socket = kDefaultKubeletSocket;
+  } else if (flags.kubelet_socket != "none") {
+    options.kubelet_socket = flags.kubelet_socket;
+    if (::access(flags.kubelet_socket.c_str(), F_OK) != 0) {
+      LOG_WARN("exporter",
+               "kubelet socket {} does not exist (yet): pod labels stay off until it appears "
+               "(mount hostPath /var/lib/kubelet/pod-resources into the pod)",
+               flags.kubelet_socket);
+    }
+  }
+
+  std::unique_ptr<telemetry::EthtoolSource> ethtool;
+  std::string ethtool_mode = flags.ethtool == "auto" ? (root->live() ? "live" : "recorded") : flags.ethtool;
+  if (ethtool_mode == "live") {
+    // Also with --sysroot /host in a pod: the ioctl goes to this network namespace (hostNetwork: true).
+    ethtool = std::make_unique<telemetry::LiveEthtoolSource>();
+  } else if (ethtool_mode == "recorded") {
+    ethtool = std::make_unique<telemetry::SysrootEthtoolSource>(*root);
+  }
+  // sysfs only: the exporter never loads libibverbs or NVML (small image, no GPU access needed).
+  auto loader = [](const sys::SysRoot& r) -> Result<model::Inventory> {
+    inventory::ReadOptions read_options;
+    read_options.query_libraries = false;
+    return inventory::ReadInventory(r, read_options);
+  };
+  telemetry::ExporterService service(*root, options, loader, std::move(ethtool));
+
+  if (flags.once) {
+    std::cout << telemetry::RenderPrometheusText(service.Collect());
+    return kExitOk;
+  }
+  auto address = telemetry::ParseListenAddress(flags.listen);
+  if (!address.ok()) {
+    LOG_ERROR("exporter", "{}", address.status().message());
+    return kExitUsage;
+  }
+
+  // Signals are taken by sigwait on this thread, so the server threads never run a handler.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  telemetry::HttpServer server(service);
+  if (Status s = server.Start(*address); !s.ok()) {
+    LOG_ERROR("exporter", "{}", s.message());
+    return kExitError;
+  }
+  LOG_WARN("exporter", "node {}: serving http://{}:{}/metrics from the {} (pod labels: {})", options.node_name,
+           address->host, server.port(), root->Describe(),
+           options.kubelet_socket.empty() ? "off" : options.kubelet_socket);
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  LOG_INFO("exporter", "signal {}: stopping", signal_number);
+  server.Stop();
+  return kExitOk;
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "exporter",
+      "Serve Prometheus metrics of this node's RDMA fabric (ports, counters, PFC, pods)");
+  auto flags = std::make_shared<ExporterFlags>();
+  cmd->add_option("--listen", flags->listen, "Address to serve /metrics and /healthz on (ADDR:PORT, :PORT, [IPv6]:PORT)")
+      ->capture_default_str();
+  cmd->add_option("--sysroot", flags->sysroot,
+                  "Read this sysroot instead of the node: a directory with sys/ or a `fabcheck snapshot` capture")
+      ->capture_default_str();
+  cmd->add_option("--kubelet-socket", flags->kubelet_socket,
+                  "Kubelet PodResources socket for pod/namespace/container labels; 'auto' uses "
+                  "/var/lib/kubelet/pod-resources/kubelet.sock when present, 'none' turns pod labels off")
+      ->capture_default_str();
+  cmd->add_option("--node-name", flags->node_name,
+                  "Value of the node label (default: $NODE_NAME, else the sysroot's hostname)");
+  cmd->add_option("--rdma-shared-resource", flags->shared_resources,
+                  "RESOURCE=DEV[,DEV...]: RDMA devices behind a shared-device-plugin resource, whose kubelet "
+                  "device IDs are synthetic (repeatable)");
+  cmd->add_option("--inventory-interval", flags->inventory_interval,
+                  "How often to re-read the labels (PCI address, netdev, GPU affinity); a device appearing or "
+                  "vanishing re-reads them at once")
+      ->capture_default_str();
+  cmd->add_option("--pod-resources-interval", flags->pod_interval, "How often to ask the kubelet which pod holds which device")
+      ->capture_default_str();
+  cmd->add_option("--ethtool", flags->ethtool,
+                  "Driver statistics (PFC pause, discards): live = SIOCETHTOOL in this network namespace, "
+                  "recorded = <sysroot>/fabcheck/ethtool/<if>.txt (`ethtool -S` output), off; auto = live on the "
+                  "node, recorded for a --sysroot")
+      ->check(CLI::IsMember({"auto", "live", "recorded", "off"}))
+      ->capture_default_str();
+  cmd->add_flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
+  cmd->footer(
+      "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_hw_* (hw_counters/), fabcheck_netdev_* "
+      "(netdev, PFC) and fabcheck_exporter_* (the exporter itself); see docs/exporter.md.\n\n"
+      "Examples:\n"
+      "  fabcheck exporter                                  # serve on :9877 from this node\n"
+      "  fabcheck exporter --listen 127.0.0.1:9877 --ethtool off\n"
+      "  fabcheck exporter --sysroot /host --ethtool live   # in a pod with hostNetwork and /sys at /host/sys\n"
+      "  fabcheck exporter --sysroot node07.tar.gz --once   # one scrape of a capture, to stdout\n"
+      "  fabcheck exporter --rdma-shared-resource rdma/rdma_shared_device_a=mlx5_0,mlx5_1\n"
+      "  curl -s localhost:9877/metrics | grep fabcheck_rdma_port_up");
+  return [flags] { return Run(*flags); };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"exporter", 900, &Setup});
+
+}  // namespace
