@@ -88,6 +88,7 @@ def metric_value(text, name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="CMake build directory (fabcheck and write_fabric_fixture)")
+    ap.add_argument("--fabcheck", help="the fabcheck binary (default: BUILD/src/app/fabcheck)")
     ap.add_argument("--nics", type=int, default=16)
     ap.add_argument("--scrapes", type=int, default=400, help="latency samples per exporter")
     ap.add_argument("--memory-scrapes", type=int, default=10000)
@@ -96,7 +97,7 @@ def main():
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
-    fabcheck = os.path.join(args.build, "src/app/fabcheck")
+    fabcheck = args.fabcheck or os.path.join(args.build, "src/app/fabcheck")
     writer = os.path.join(args.build, "tests/telemetry/write_fabric_fixture")
     node_exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
     for path, what in ((fabcheck, "fabcheck"), (writer, "write_fabric_fixture")):

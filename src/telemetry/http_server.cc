@@ -52,11 +52,16 @@ HttpServer::HttpServer(ExporterService& service) : impl_(std::make_unique<Impl>(
   server.set_read_timeout(10, 0);
   server.set_write_timeout(10, 0);
   server.set_payload_max_length(64 * 1024);
+  // httplib writes headers and body separately: without TCP_NODELAY, Nagle
+  // and the client's delayed ACK add ~40 ms to every scrape (measured).
+  server.set_tcp_nodelay(true);
   // httplib's default also sets SO_REUSEPORT, which lets a second exporter
   // bind the same port silently and steal half the scrapes: address reuse only.
   server.set_socket_options([](socket_t sock) {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+    // Inherited by accepted connections on Linux (set_tcp_nodelay applies only where httplib sets it).
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<const void*>(&yes), sizeof(yes));
   });
   server.Get("/metrics", [&service](const httplib::Request&, httplib::Response& res) {
     std::shared_ptr<const std::string> text = service.Scrape();
