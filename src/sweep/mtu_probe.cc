@@ -93,8 +93,10 @@ void MtuEcho::Loop() {
     std::memcpy(reply, buf.data(), kHeader);
     uint32_t len = htonl(static_cast<uint32_t>(n));
     std::memcpy(reply + kHeader, &len, 4);
-    ::sendto(fd_.get(), reply, sizeof reply, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), from_len);
+    // Counted before the reply leaves, so a prober that has its answer also
+    // sees the count (it may return before this thread runs again).
     answered_.fetch_add(1);
+    ::sendto(fd_.get(), reply, sizeof reply, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), from_len);
   }
 }
 
