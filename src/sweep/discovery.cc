@@ -57,7 +57,7 @@ EnvLookup ProcessEnv() {
   };
 }
 
-Result<std::optional<SpmdRank>> DetectSpmd(const EnvLookup& env, int world) {
+Result<std::optional<SpmdRank>> DetectSpmd(const EnvLookup& env, int world, int min_size) {
   auto number = [&](const char* name) -> Result<std::optional<int>> {
     auto v = env(name);
     if (!v) return std::optional<int>();
@@ -106,10 +106,11 @@ Result<std::optional<SpmdRank>> DetectSpmd(const EnvLookup& env, int world) {
                                               s.rank));
     }
     r.size = *size;
-    if (r.size < 2 || r.rank >= r.size) {
-      return InvalidArgumentError(fmt::format("rank {} of {} ({}) is impossible: a sweep needs size >= 2 and "
+    if (r.size < min_size || r.rank >= r.size) {
+      return InvalidArgumentError(fmt::format("rank {} of {} ({}) is impossible: {} needs size >= {} and "
                                               "rank < size",
-                                              r.rank, r.size, r.source));
+                                              r.rank, r.size, r.source, min_size == 2 ? "a sweep" : "a run",
+                                              min_size));
     }
     return std::optional<SpmdRank>(r);
   }

@@ -46,7 +46,8 @@ using EnvLookup = std::function<std::optional<std::string>(const char*)>;
 EnvLookup ProcessEnv();
 // nullopt when no launcher variables are set. `world` is --world (0 = unset).
 // InvalidArgument when the variables are garbage or disagree with --world.
-Result<std::optional<SpmdRank>> DetectSpmd(const EnvLookup& env, int world);
+// `min_size`: a sweep needs two ranks; `coll` accepts a launch of one.
+Result<std::optional<SpmdRank>> DetectSpmd(const EnvLookup& env, int world, int min_size = 2);
 
 // Rank 0's side of the rendezvous: an HTTP endpoint where ranks register the
 // port of their agent, and later learn that the sweep is over.
