@@ -83,7 +83,10 @@ const std::vector<Profile>& AllProfiles() {
     gke.name = "gke";
     gke.description =
         "GKE multi-networking (A3 Ultra / A4 RDMA): interfaces come from networking.gke.io/interfaces, RDMA "
-        "resources are networking.gke.io.networks/<network>, and GKE nodes run containers with memlock unlimited.";
+        "resources are networking.gke.io.networks/<network>, and RDMA pods need no IPC_LOCK: Google's own "
+        "A3 Ultra/A4 NCCL test pods run RDMA with neither IPC_LOCK nor privileged (GoogleCloudPlatform/"
+        "container-engine-accelerators gpudirect-rdma/nccl-test.yaml). Not for A4X Max bare metal (DRANET): "
+        "Google's manifests there add IPC_LOCK (gpudirect-rdma/nccl-test-a4x-max.yaml); lint those with generic.";
     gke.memlock_raised = true;
     gke.network_annotations = {"networking.gke.io/interfaces", "k8s.v1.cni.cncf.io/networks"};
     gke.rdma_resource_patterns = {"networking.gke.io.networks/rdma*"};
@@ -92,27 +95,34 @@ const std::vector<Profile>& AllProfiles() {
     Profile aks = generic;
     aks.name = "aks";
     aks.description =
-        "AKS InfiniBand VMs (ND-series) with the Network Operator's shared RDMA device plugin: IB needs no "
-        "secondary IP interface for verbs, but pods still need IPC_LOCK (Azure/aks-rdma-infiniband).";
+        "AKS InfiniBand VMs (ND-series) with the Network Operator's shared RDMA or SR-IOV device plugin: "
+        "Multus and an IPAM are not required for RDMA over InfiniBand because the device plugin exposes the "
+        "HCAs, but pods still need IPC_LOCK (Azure/aks-rdma-infiniband, docs/configurations/network-operator: "
+        "every example adds IPC_LOCK; an IPoIB network is only for IP traffic over IB).";
     aks.rdma_needs_network = false;
     p.push_back(aks);
 
     Profile coreweave = generic;
     coreweave.name = "coreweave";
     coreweave.description =
-        "CoreWeave InfiniBand nodes: the rdma/ib resource exposes the HCAs directly (no Multus network needed) "
-        "and the platform raises memlock for containers.";
+        "CoreWeave (CKS) InfiniBand nodes: the rdma/ib resource exposes the HCAs directly, with no Multus "
+        "network and no IPC_LOCK: CoreWeave's own NCCL MPIJobs request rdma/ib with neither (coreweave/"
+        "nccl-tests mpi-operator/*.yaml). Its RoCE nodes attach the platform's NADs from the shared cw-multus "
+        "namespace, so those cross-namespace references are expected.";
     coreweave.memlock_raised = true;
     coreweave.rdma_needs_network = false;
     coreweave.rdma_resource_patterns = {"rdma/ib"};
+    coreweave.global_network_namespaces = {"cw-multus"};
     p.push_back(coreweave);
 
     Profile openshift = generic;
     openshift.name = "openshift";
     openshift.description =
         "OpenShift with the SR-IOV Network Operator: resources are openshift.io/<name>, the operator's "
-        "network-resources-injector adds a NAD's resource to pods, and Pod Security labels are synchronised "
-        "from SCCs unless security.openshift.io/scc.podSecurityLabelSync is \"false\".";
+        "network-resources-injector adds a NAD's resource to pods. Pod Security: the cluster-wide default "
+        "enforces privileged, and OpenShift's label synchronizer sets only the warn and audit labels from the "
+        "SCCs the namespace's service accounts may use; an enforce label written in a manifest is enforced as "
+        "written (OpenShift docs, Understanding and managing pod security admission).";
     openshift.rdma_resource_patterns = {"openshift.io/*rdma*", "openshift.io/mlx*"};
     openshift.psa_label_sync = true;
     openshift.resource_injector = true;

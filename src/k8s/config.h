@@ -31,8 +31,9 @@ struct Profile {
   bool rdma_needs_network = true;      // an RDMA resource needs a secondary network annotation
   std::vector<std::string> network_annotations;  // annotations that attach secondary networks
   std::vector<std::string> rdma_resource_patterns;  // extra fnmatch patterns of RDMA resources
-  bool psa_label_sync = false;         // the platform rewrites Pod Security labels itself
+  bool psa_label_sync = false;         // the platform syncs the warn/audit Pod Security labels (not enforce)
   bool resource_injector = false;      // a webhook adds the NAD's resource to pods
+  std::vector<std::string> global_network_namespaces;  // NADs there serve every namespace
 };
 
 const std::vector<Profile>& AllProfiles();

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -28,15 +29,26 @@ bool Ignored(const std::string& path, const std::vector<std::string>& globs) {
   return false;
 }
 
-void AddObject(const YNodePtr& node, const std::string& file, int doc_index, ManifestSet& set) {
+void AddObject(const YNodePtr& node, const std::string& file, int doc_index, ManifestSet& set, bool from_folder) {
   const YNode& n = *node;
+  auto& bad = from_folder ? set.skipped_documents : set.bad_documents;
   if (!n.IsMap()) {
     std::string what = n.IsSeq() ? "a list" : "a scalar";
-    set.bad_documents.push_back({file, n.line, "the document is " + what + ", not a Kubernetes object (a map with apiVersion and kind)"});
+    bad.push_back({file, n.line, "the document is " + what + ", not a Kubernetes object (a map with apiVersion and kind)"});
     return;
   }
   const YNode& kind = n.Get("kind");
   const YNode& api = n.Get("apiVersion");
+  // Kubernetes apiVersions look like v1 or group/v1beta2; Grafana and other
+  // tools use "apiVersion: 1" in their own YAML.
+  static const std::regex kApiVersion("^([a-z0-9.-]+/)?v[0-9]+((alpha|beta)[0-9]+)?$");
+  bool k8s_api = api.IsScalar() && std::regex_match(api.Str(), kApiVersion);
+  if (from_folder && kind.IsNull() && !k8s_api) {
+    set.skipped_documents.push_back({file, n.line, api.IsNull() ? "no apiVersion and no kind: not a Kubernetes object"
+                                                                : "apiVersion " + api.Str() + " and no kind: not a "
+                                                                  "Kubernetes object"});
+    return;
+  }
   if (!kind.IsScalar() || kind.Str().empty() || !api.IsScalar() || api.Str().empty()) {
     std::string missing = (!kind.IsScalar() || kind.Str().empty()) ? "kind" : "apiVersion";
     set.bad_documents.push_back({file, n.line, "object without " + missing + "; kubectl rejects it (add apiVersion and kind)"});
@@ -44,7 +56,7 @@ void AddObject(const YNodePtr& node, const std::string& file, int doc_index, Man
   }
   // kind: List (what `kubectl get -o yaml` prints) holds the objects in items.
   if (kind.Str() == "List" || (EndsWith(kind.Str(), "List") && n.Get("items").IsSeq())) {
-    for (const auto& item : n.Get("items").items) AddObject(item, file, doc_index, set);
+    for (const auto& item : n.Get("items").items) AddObject(item, file, doc_index, set, false);
     return;
   }
   Object obj;
@@ -64,7 +76,7 @@ void AddObject(const YNodePtr& node, const std::string& file, int doc_index, Man
   set.objects.push_back(std::move(obj));
 }
 
-Status ReadFile(const std::string& path, const LoadOptions& options, ManifestSet& set) {
+Status ReadFile(const std::string& path, const LoadOptions& options, ManifestSet& set, bool from_folder) {
   std::error_code ec;
   auto size = fs::file_size(path, ec);
   if (ec) return NotFoundError("cannot read " + path + ": " + ec.message());
@@ -81,7 +93,7 @@ Status ReadFile(const std::string& path, const LoadOptions& options, ManifestSet
   if (!in) return NotFoundError("cannot open " + path + " (check the path and its permissions)");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return UnavailableError("cannot read " + path + ": I/O error");
-  AddYamlText(text, path, set);
+  AddYamlText(text, path, set, from_folder);
   return Status::Ok();
 }
 
@@ -123,16 +135,20 @@ const Object* ManifestSet::Find(std::string_view kind, std::string_view ns, std:
   return nullptr;
 }
 
-void AddYamlText(std::string_view text, const std::string& file, ManifestSet& set) {
+void AddYamlText(std::string_view text, const std::string& file, ManifestSet& set, bool from_folder) {
   if (text.find('\0') != std::string_view::npos) {
     set.yaml_issues.push_back({file, {YamlIssue::Kind::kSyntax, 1, 1, "binary data (NUL bytes), not YAML", 0}});
     return;
   }
   int index = 0;
+  bool templated = text.find("{{") != std::string_view::npos && text.find("}}") != std::string_view::npos;
   for (auto& doc : ParseYamlStream(text)) {
     ++set.documents;
-    for (auto& issue : doc.issues) set.yaml_issues.push_back({file, std::move(issue)});
-    if (doc.root) AddObject(doc.root, file, index, set);
+    for (auto& issue : doc.issues) {
+      if (templated && issue.kind == YamlIssue::Kind::kSyntax) set.template_files.insert(file);
+      set.yaml_issues.push_back({file, std::move(issue)});
+    }
+    if (doc.root) AddObject(doc.root, file, index, set, from_folder);
     ++index;
   }
 }
@@ -168,11 +184,11 @@ Result<ManifestSet> LoadManifests(const std::vector<std::string>& paths, const L
         files.push_back(file);
       }
       std::sort(files.begin(), files.end());
-      for (const auto& file : files) RETURN_IF_ERROR(ReadFile(file, options, set));
+      for (const auto& file : files) RETURN_IF_ERROR(ReadFile(file, options, set, /*from_folder=*/true));
       continue;
     }
     if (Ignored(path, options.ignore_globs)) continue;
-    RETURN_IF_ERROR(ReadFile(path, options, set));
+    RETURN_IF_ERROR(ReadFile(path, options, set, /*from_folder=*/false));
   }
   return set;
 }

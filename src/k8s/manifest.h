@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +53,14 @@ struct ManifestSet {
   std::vector<std::string> files;  // every file read, in order
   std::vector<LoadIssue> yaml_issues;
   std::vector<BadDocument> bad_documents;
+  // Documents met while walking a folder that are plainly not Kubernetes
+  // objects (Helm values, CI configs, kustomize patches, Ansible playbooks:
+  // no apiVersion and no kind, or a list or scalar). Repositories keep them
+  // next to their manifests; reporting each as schema.invalid would bury the
+  // real findings. A file named on the command line is still checked strictly.
+  std::vector<BadDocument> skipped_documents;
+  // Files with Go/Helm template actions ({{ ... }}) that did not parse.
+  std::set<std::string> template_files;
   int documents = 0;
 
   std::vector<const Object*> OfKind(std::string_view kind) const;
@@ -69,7 +78,9 @@ struct LoadOptions {
 Result<ManifestSet> LoadManifests(const std::vector<std::string>& paths, const LoadOptions& options);
 
 // Adds the objects of one YAML text (used for stdin and by tests).
-void AddYamlText(std::string_view text, const std::string& file, ManifestSet& set);
+// `from_folder`: the file was found by walking a folder, so documents that
+// are not Kubernetes objects at all go to skipped_documents.
+void AddYamlText(std::string_view text, const std::string& file, ManifestSet& set, bool from_folder = false);
 
 // Kinds that are not namespaced (their `ns` stays empty).
 bool IsClusterScopedKind(std::string_view kind);

@@ -2,6 +2,8 @@
 
 #include <fnmatch.h>
 
+#include <regex>
+
 #include "base/strings.h"
 
 namespace fabcheck::k8s {
@@ -281,6 +283,17 @@ bool NetIndex::IsPerDeviceResource(std::string_view resource) const {
 }
 
 bool NetIndex::IsRdmaResource(std::string_view resource) const {
+  bool inferred = false;
+  return RdmaEvidence(resource, inferred);
+}
+
+bool NetIndex::RdmaIsInferred(std::string_view resource) const {
+  bool inferred = false;
+  return RdmaEvidence(resource, inferred) && inferred;
+}
+
+bool NetIndex::RdmaEvidence(std::string_view resource, bool& inferred) const {
+  inferred = false;
   if (resource == "nvidia.com/gpu" || StartsWith(resource, "nvidia.com/mig-") || resource == "amd.com/gpu") {
     return false;
   }
@@ -300,16 +313,21 @@ bool NetIndex::IsRdmaResource(std::string_view resource) const {
     if (r.is_rdma) return true;
     has_policy = true;
   }
+  bool backs_vf_network = false;
   for (const auto& nad : nads_) {
     if (!ResourceMatches(nad, resource)) continue;
     if (nad.cni_type == "ib-sriov" || nad.cni_type == "ipoib") return true;
-    if (!has_policy && (nad.cni_type == "sriov" || nad.cni_type == "host-device")) return true;
+    if (!has_policy && (nad.cni_type == "sriov" || nad.cni_type == "host-device")) backs_vf_network = true;
   }
   std::string r(resource);
   for (const auto& pattern : rdma_patterns_) {
     if (fnmatch(pattern.c_str(), r.c_str(), 0) == 0) return true;
   }
-  return false;
+  // Only an SR-IOV/host-device network says so: most such VFs in GPU
+  // clusters are ConnectX VFs with RDMA, but an Intel or other Ethernet VF
+  // may have none, so rules say "probably" and warn instead of failing.
+  inferred = backs_vf_network;
+  return backs_vf_network;
 }
 
 std::string NetIndex::LinkTypeOf(std::string_view resource) const {
@@ -325,7 +343,20 @@ std::string NetIndex::LinkTypeOf(std::string_view resource) const {
       if (ib && !eth) return "ib";
       if (eth && !ib) return "eth";
     }
-    return "";
+    // Interface names decide when linkTypes is absent: the kernel names IPoIB
+    // netdevs ib0, ib1... and systemd's PCI-path names for InfiniBand start
+    // with "ibp" (ibp12s0). Other "ib" names are not proof: some clouds name
+    // Ethernet RoCE ports ibs0p0 and put macvlan on them.
+    static const std::regex kIpoibName("^(ib[0-9]+|ibp[0-9]+s[0-9]+.*)$");
+    std::vector<std::string> names;
+    for (const json* list : {s->entry.contains("devices") ? &s->entry["devices"] : nullptr,
+                             selectors.is_object() && selectors.contains("ifNames") ? &selectors["ifNames"] : nullptr}) {
+      if (!list || !list->is_array()) continue;
+      for (const auto& n : *list) names.push_back(n.is_string() ? n.get<std::string>() : "");
+    }
+    bool all_ib = !names.empty();
+    for (const auto& n : names) all_ib = all_ib && std::regex_match(n, kIpoibName);
+    return all_ib ? "ib" : "";
   }
   std::string short_name = ResourceShortName(resource);
   for (const auto& p : policies_) {

@@ -102,6 +102,9 @@ class NetIndex {
 
   // Whether a requested extended resource gives the container an RDMA device.
   bool IsRdmaResource(std::string_view resource) const;
+  // True when the only sign of RDMA is that the resource backs an SR-IOV or
+  // host-device network (no node policy, device plugin config or known name).
+  bool RdmaIsInferred(std::string_view resource) const;
   // The resource is an SR-IOV VF (or host device): one NIC per unit requested.
   bool IsPerDeviceResource(std::string_view resource) const;
   // A shared-HCA resource (k8s-rdma-shared-dev-plugin): one unit gives every selected HCA.
@@ -118,6 +121,7 @@ class NetIndex {
   void AddSharedConfig(const Object& obj, const std::string& json_text, int line);
   void AddSriovDpConfig(const Object& obj, const std::string& json_text, int line);
   void ParseCniConfig(Nad& nad, const std::string& text);
+  bool RdmaEvidence(std::string_view resource, bool& inferred) const;
 
   const Profile& profile_;
   std::vector<std::string> rdma_patterns_;

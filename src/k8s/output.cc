@@ -105,9 +105,23 @@ std::string FormatText(const LintResult& result, bool verbose) {
                     result.Count(Level::kError), result.Count(Level::kWarning), result.Count(Level::kInfo),
                     set.objects.size(), set.files.size(), result.profile);
   if (!result.suppressed.empty()) os << fmt::format("; {} suppressed by annotation", result.suppressed.size());
+  if (!set.skipped_documents.empty()) {
+    os << fmt::format("; {} non-Kubernetes document(s) skipped (first: {}:{})", set.skipped_documents.size(),
+                      set.skipped_documents[0].file, set.skipped_documents[0].line);
+  }
   os << "\n";
   return os.str();
 }
+
+namespace {
+
+json SkippedJson(const ManifestSet& set) {
+  json out = json::array();
+  for (const auto& d : set.skipped_documents) out.push_back({{"file", d.file}, {"line", d.line}, {"reason", d.message}});
+  return out;
+}
+
+}  // namespace
 
 json FormatJson(const LintResult& result) {
   json findings = json::array();
@@ -122,6 +136,7 @@ json FormatJson(const LintResult& result) {
               {"files", set.files},
               {"documents", set.documents},
               {"objects", set.objects.size()},
+              {"skipped_documents", SkippedJson(set)},
               {"rules_run", result.rules_run},
               {"summary",
                {{"error", result.Count(Level::kError)},

@@ -247,7 +247,17 @@ std::vector<PodView> ExtractPods(const ManifestSet& set, const NetIndex& index, 
   for (const auto& obj : set.objects) {
     const YNode& spec = obj.Spec();
     const std::string& kind = obj.kind;
-    if (kind == "Pod") {
+    if ((kind == "Job" || kind == "CronJob") && obj.Group() == "batch.volcano.sh") {
+      // Volcano: spec.tasks[] each run `replicas` pods of their template, gang-scheduled as one job.
+      const YNode& job = kind == "Job" ? spec : spec.Get("jobTemplate").Get("spec");
+      long long total = 0;
+      for (const auto& task : job.Get("tasks").items) total += IntOr(task->Get("replicas"), 1);
+      for (const auto& task : job.Get("tasks").items) {
+        const YNode& t = task->Get("template");
+        AddPod(obj, t.Get("metadata"), t.Get("spec"), "tasks[" + task->Get("name").Str() + "]", total, total > 1,
+               index, profile, out);
+      }
+    } else if (kind == "Pod") {
       AddPod(obj, obj.Metadata(), spec, "", 1, false, index, profile, out);
     } else if (kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet" || kind == "ReplicaSet") {
       const YNode& t = spec.Get("template");

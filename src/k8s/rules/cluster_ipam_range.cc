@@ -81,6 +81,7 @@ void Check(const Context& ctx, Reporter& out) {
       const Pool& a = pools[i];
       const Pool& b = pools[j];
       if (a.nad == b.nad || !Overlaps(a.range, b.range)) continue;
+      if (Superseded(ctx, *a.nad->source) || Superseded(ctx, *b.nad->source)) continue;
       // Identical ranges share one whereabouts pool; only a partial overlap hands out one address twice.
       if (a.range.first == b.range.first && a.range.last == b.range.last) continue;
       Report r = ObjectReport(*b.nad->source, b.nad->ipam_line,

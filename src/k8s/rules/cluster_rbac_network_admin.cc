@@ -34,6 +34,35 @@ bool Has(const YNode& list, const std::string& value) {
   return false;
 }
 
+// A role that the set binds only to ServiceAccounts its own Deployments and
+// DaemonSets run as belongs to a controller (Multus, the SR-IOV operator, an
+// IPAM controller): creating networks is that controller's job, not a tenant's
+// privilege. A role bound to a user or group, or bound nowhere in the set, is
+// still reported.
+bool ControllerRole(const Context& ctx, const Object& role) {
+  std::set<std::string> pod_accounts;
+  for (const auto& pod : ctx.pods) {
+    std::string sa = pod.spec->Get("serviceAccountName").Str();
+    if (sa.empty()) sa = pod.spec->Get("serviceAccount").Str();
+    pod_accounts.insert(pod.ns() + "/" + (sa.empty() ? "default" : sa));
+  }
+  bool bound = false;
+  for (const auto& b : ctx.set.objects) {
+    if (b.kind != "RoleBinding" && b.kind != "ClusterRoleBinding") continue;
+    const YNode& ref = b.Root().Get("roleRef");
+    if (ref.Get("kind").Str() != role.kind || ref.Get("name").Str() != role.name) continue;
+    if (role.kind == "Role" && b.ns != role.ns) continue;
+    bound = true;
+    for (const auto& subject : b.Root().Get("subjects").items) {
+      if (subject->Get("kind").Str() != "ServiceAccount") return false;
+      std::string ns = subject->Get("namespace").Str();
+      if (ns.empty()) ns = b.namespaced ? b.ns : "default";
+      if (!pod_accounts.count(ns + "/" + subject->Get("name").Str())) return false;
+    }
+  }
+  return bound;
+}
+
 void Check(const Context& ctx, Reporter& out) {
   std::vector<std::string> admins = ctx.ParamList(kId, "adminRoles");
   if (admins.empty()) admins = {"cluster-admin", "admin"};
@@ -59,6 +88,7 @@ void Check(const Context& ctx, Reporter& out) {
       for (const char* agg : {"rbac.authorization.k8s.io/aggregate-to-edit", "rbac.authorization.k8s.io/aggregate-to-admin"}) {
         if (labels.Get(agg).Str() == "true") aggregated = std::string(" (aggregated into the built-in role via ") + agg + ")";
       }
+      if (aggregated.empty() && ControllerRole(ctx, obj)) continue;
       out.Add(ObjectReport(obj, rule->LineOr(obj.line),
                            obj.kind + " " + obj.name + " lets its subjects " + Join(writes, "/") + " " +
                                Join(hits, ", ") + aggregated +

@@ -69,6 +69,9 @@ void Check(const Context& ctx, Reporter& out) {
                {}, Level::kError);
       }
     }
+    // The cross-entry checks below compare with other objects; an earlier
+    // definition of the same object is not another object.
+    if (Superseded(ctx, *s.source)) continue;
     if (auto [it, inserted] = names.emplace(s.resource_name, &s); !inserted) {
       report("resourceName defined twice (also in " + it->second->source->Ref() + ")", {}, Level::kError);
     }

@@ -81,4 +81,17 @@ bool IsGuaranteed(const PodView& pod) {
   return !pod.containers.empty();
 }
 
+bool Superseded(const Context& ctx, const Object& obj) {
+  if (obj.name.empty()) return false;
+  bool after = false;
+  for (const auto& o : ctx.set.objects) {
+    if (&o == &obj) {
+      after = true;
+    } else if (after && o.kind == obj.kind && o.name == obj.name && o.ns == obj.ns) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace fabcheck::k8s::rules

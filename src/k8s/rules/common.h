@@ -55,4 +55,11 @@ long long KnownNics(const Context& ctx, const ContainerView& c);
 
 bool IsGuaranteed(const PodView& pod);
 
+// True when a later object in the set has the same kind, namespace and name:
+// two definitions of one object (an example folder holding variants of the
+// single NicClusterPolicy, say). `kubectl apply` keeps the last, so rules that
+// compare objects with each other skip the earlier ones instead of reporting
+// a conflict between an object and itself.
+bool Superseded(const Context& ctx, const Object& obj);
+
 }  // namespace fabcheck::k8s::rules

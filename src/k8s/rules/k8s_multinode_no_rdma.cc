@@ -6,13 +6,30 @@
 namespace fabcheck::k8s::rules {
 namespace {
 
+// A privileged container, or one with the host's /dev or /dev/infiniband
+// mounted, reaches the HCAs without a device plugin: it has RDMA (k8s.privileged
+// and k8s.hostpath.devices say what that costs), so "over TCP" would be wrong.
+bool RdmaWithoutResource(const PodView& pod) {
+  for (const auto& c : pod.containers) {
+    if (c.privileged) return true;
+    for (const auto& m : c.mounts) {
+      const YNode* volume = FindVolume(pod, m.name);
+      if (!volume) continue;
+      std::string path = volume->Get("hostPath").Get("path").Str();
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+      if (path == "/dev" || path == "/dev/infiniband") return true;
+    }
+  }
+  return false;
+}
+
 void Check(const Context& ctx, Reporter& out) {
   std::set<const Object*> seen;
   for (const auto& pod : ctx.pods) {
     if (!pod.multi_node_group || pod.Gpus() == 0 || pod.host_network || seen.count(pod.owner)) continue;
     bool rdma = false;
     for (const auto& other : ctx.pods) {
-      if (other.owner == pod.owner && other.UsesRdma()) rdma = true;
+      if (other.owner == pod.owner && (other.UsesRdma() || RdmaWithoutResource(other))) rdma = true;
     }
     seen.insert(pod.owner);
     if (rdma) continue;

@@ -37,10 +37,10 @@ void Check(const Context& ctx, Reporter& out) {
                              "', but uses " + Join(violations, ", ") + ": the API server rejects its pods",
                          {"Namespace " + pod.ns() + " label pod-security.kubernetes.io/enforce: " + psa.enforce + " (" +
                           psa.ns->file + ":" + std::to_string(psa.line) + ")"});
-    const YNode& sync = psa.ns->Metadata().Get("labels").Get("security.openshift.io/scc.podSecurityLabelSync");
-    if (ctx.profile.psa_label_sync && sync.Str() != "false") {
-      r.level = Level::kInfo;
-      r.message += " (OpenShift synchronises this label from the SCCs the workload's service account may use)";
+    if (ctx.profile.psa_label_sync) {
+      // OpenShift's synchronizer writes only the warn and audit labels; an
+      // enforce label in the manifest is enforced as written.
+      r.evidence.push_back("OpenShift's Pod Security label synchronization sets warn/audit only, not enforce");
     }
     out.Add(std::move(r));
   }

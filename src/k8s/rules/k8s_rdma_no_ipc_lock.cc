@@ -11,12 +11,22 @@ void Check(const Context& ctx, Reporter& out) {
   for (const auto& pod : ctx.pods) {
     for (const auto& c : pod.containers) {
       if (c.rdma_resources.empty() || c.ipc_lock || c.privileged) continue;
-      out.Add(PodReport(pod, &c, c.caps_line,
-                        "requests " + Join(c.rdma_resources, ", ") +
-                            " but does not add the IPC_LOCK capability: memory registration is limited by the "
-                            "container's small memlock limit",
-                        {"resources: " + DescribeResources(c), "securityContext.capabilities.add: " + DescribeCaps(c),
-                         "profile " + ctx.profile.name + ": memlock is not raised by the platform"}));
+      bool inferred = true;
+      for (const auto& r : c.rdma_resources) inferred = inferred && ctx.index.RdmaIsInferred(r);
+      Report r = PodReport(pod, &c, c.caps_line,
+                           "requests " + Join(c.rdma_resources, ", ") +
+                               (inferred ? ", probably an RDMA-capable VF," : "") +
+                               " but does not add the IPC_LOCK capability: memory registration is limited by the "
+                               "container's small memlock limit",
+                           {"resources: " + DescribeResources(c), "securityContext.capabilities.add: " + DescribeCaps(c),
+                            "profile " + ctx.profile.name + ": memlock is not raised by the platform"});
+      if (inferred) {
+        // Without the node policy or device plugin config, a VF's RDMA is a guess: warn, do not fail.
+        r.level = Level::kWarning;
+        r.evidence.push_back("RDMA inferred from the SR-IOV/host-device network that uses the resource; lint its "
+                             "SriovNetworkNodePolicy or device plugin config too (isRdma) to be sure");
+      }
+      out.Add(std::move(r));
     }
   }
 }

@@ -13,7 +13,8 @@ const std::map<std::string, std::set<std::string>>& ApiVersions() {
   static const std::map<std::string, std::set<std::string>> kVersions = {
       {"Pod", {"v1"}}, {"ConfigMap", {"v1"}}, {"Namespace", {"v1"}}, {"Service", {"v1"}},
       {"Deployment", {"apps/v1"}}, {"StatefulSet", {"apps/v1"}}, {"DaemonSet", {"apps/v1"}},
-      {"ReplicaSet", {"apps/v1"}}, {"Job", {"batch/v1"}}, {"CronJob", {"batch/v1"}},
+      {"ReplicaSet", {"apps/v1"}}, {"Job", {"batch/v1", "batch.volcano.sh/v1alpha1"}},
+      {"CronJob", {"batch/v1", "batch.volcano.sh/v1alpha1"}},
       {"JobSet", {"jobset.x-k8s.io/v1alpha2"}}, {"MPIJob", {"kubeflow.org/v2beta1", "kubeflow.org/v1"}},
       {"PyTorchJob", {"kubeflow.org/v1"}}, {"LeaderWorkerSet", {"leaderworkerset.x-k8s.io/v1"}},
       {"NetworkAttachmentDefinition", {"k8s.cni.cncf.io/v1"}},
@@ -138,7 +139,14 @@ void CheckObject(const Context& ctx, const Object& obj, Reporter& out) {
   Checker check(obj, nullptr, out);
   const YNode& meta = obj.Metadata();
   check.Map(meta, "metadata");
-  if (obj.kind != "KubeletConfiguration" && obj.name.empty()) check.Fail(meta, "metadata.name", "is required");
+  // Component configurations (kubeconfig, KubeletConfiguration, kind or
+  // skaffold configs, controller-runtime's ControllerManagerConfig) are read
+  // by programs, never sent to the API server, and carry no metadata. An
+  // object that has metadata, or a kind fabcheck reads, needs its name.
+  bool api_object = obj.Root().Has("metadata") || ApiVersions().count(obj.kind) > 0;
+  if (obj.kind != "KubeletConfiguration" && api_object && obj.name.empty()) {
+    check.Fail(meta, "metadata.name", "is required");
+  }
   check.StringMap(meta.Get("labels"), "metadata.labels");
   check.StringMap(meta.Get("annotations"), "metadata.annotations");
   auto known = ApiVersions().find(obj.kind);

@@ -13,6 +13,11 @@ void Check(const Context& ctx, Reporter& out) {
     r.line = li.issue.line;
     r.column = li.issue.column;
     r.message = li.issue.message + "; the rest of this document was not linted";
+    if (ctx.set.template_files.count(li.file)) {
+      // Operators ship Go/Helm templates as *.yaml next to real manifests.
+      r.message += " (the file holds {{ ... }} template markup: lint what the template renders, e.g. "
+                   "'helm template CHART | fabcheck k8s lint -')";
+    }
     out.Add(std::move(r));
   }
 }

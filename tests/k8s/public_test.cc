@@ -1,0 +1,99 @@
+// Manifests modelled on public projects (tests/k8s/manifests/public/): each
+// file says, in "# expect <profile>: ID ..." lines, the exact findings that
+// `fabcheck k8s lint` must report. They pin the false positives found by
+// linting the Network Operator, RDMA shared device plugin, SR-IOV, Multus,
+// MPI Operator, Volcano, GPU Operator, CoreWeave, AKS, GKE and OCI examples.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "base/strings.h"
+#include "test_util.h"
+
+namespace fabcheck::k8s {
+namespace {
+
+using testing::Describe;
+using testing::ReadFile;
+
+const std::string kPublic = std::string(FABCHECK_SOURCE_DIR) + "/tests/k8s/manifests/public";
+
+std::vector<std::string> Ids(const LintResult& r) {
+  std::vector<std::string> ids;
+  for (const auto& f : r.findings) ids.push_back(f.finding.id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+TEST(Public, EachFixtureReportsExactlyItsExpectedRules) {
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kPublic)) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::string path = entry.path().string();
+    std::istringstream lines(ReadFile(path));
+    std::string line;
+    bool has_source = false;
+    while (std::getline(lines, line)) {
+      has_source = has_source || StartsWith(line, "# Source: https://github.com/");
+      if (!StartsWith(line, "# expect ")) continue;
+      auto colon = line.find(':');
+      ASSERT_NE(colon, std::string::npos) << path << ": " << line;
+      std::string profile(Trim(line.substr(9, colon - 9)));
+      std::vector<std::string> expected;
+      for (const auto& id : Split(line.substr(colon + 1), ' ', true)) {
+        if (id != "-") expected.push_back(id);
+      }
+      std::sort(expected.begin(), expected.end());
+      auto p = FindProfile(profile);
+      ASSERT_TRUE(p.ok()) << path << ": " << p.status().message();
+      auto r = LintPaths({path}, LintConfig{}, *p);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(Ids(*r), expected) << path << " (profile " << profile << "):\n" << Describe(*r);
+      ++checked;
+    }
+    EXPECT_TRUE(has_source) << path << " needs a '# Source: https://github.com/...' line";
+  }
+  EXPECT_GE(checked, 12);
+}
+
+TEST(Public, InferredRdmaIsAWarningNamedAsAGuess) {
+  auto r = LintPaths({kPublic + "/multus-sriov-intel.yaml"}, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->findings.size(), 1u) << Describe(*r);
+  EXPECT_EQ(r->findings[0].level, Level::kWarning);
+  EXPECT_NE(r->findings[0].finding.message.find("probably"), std::string::npos);
+}
+
+TEST(Public, RepositoryFolderSkipsWhatIsNotKubernetes) {
+  // Linting a checkout: Helm values, kustomize patches, Grafana files are
+  // skipped (and listed), a kubeconfig needs no metadata.name, Multus's own
+  // ClusterRole is a controller's, and a Go template gets a hint.
+  auto r = LintPaths({kPublic + "/repo-layout"}, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->set->skipped_documents.size(), 3u);
+  for (const auto& f : r->findings) {
+    EXPECT_EQ(f.finding.id, "yaml.syntax") << Describe(*r);
+    EXPECT_NE(f.finding.location->file.find("operator-template.yaml"), std::string::npos);
+    EXPECT_NE(f.finding.message.find("helm template"), std::string::npos) << f.finding.message;
+  }
+  EXPECT_GE(r->findings.size(), 1u);
+  // Named explicitly, a file that is not a Kubernetes object is still an error.
+  auto explicit_file = LintPaths({kPublic + "/repo-layout/values.yaml"}, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(explicit_file.ok());
+  ASSERT_EQ(Ids(*explicit_file), std::vector<std::string>{"schema.invalid"}) << Describe(*explicit_file);
+}
+
+TEST(Public, MultusRoleBoundToAUserIsStillReported) {
+  std::string rbac = ReadFile(kPublic + "/repo-layout/deploy/rbac.yaml");
+  std::string user = rbac;
+  user.replace(user.find("{kind: ServiceAccount, name: multus, namespace: kube-system}"),
+               std::string("{kind: ServiceAccount, name: multus, namespace: kube-system}").size(),
+               "{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}");
+  EXPECT_EQ(testing::CountId(testing::LintText(rbac), "cluster.rbac.network-admin"), 0);
+  EXPECT_EQ(testing::CountId(testing::LintText(user), "cluster.rbac.network-admin"), 1);
+}
+
+}  // namespace
+}  // namespace fabcheck::k8s
