@@ -134,6 +134,7 @@ metadata:
 {labels8}      annotations:
         prometheus.io/scrape: "true"
         prometheus.io/port: "{exporter_port}"
+        fabcheck.io/ignore-k8s.hostpath.devices: "the exporter reads RDMA port counters from the host's /sys, read-only"
     spec:
       serviceAccountName: {name}
 {selector}      tolerations:

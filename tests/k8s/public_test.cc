@@ -66,6 +66,13 @@ TEST(Public, InferredRdmaIsAWarningNamedAsAGuess) {
   EXPECT_NE(r->findings[0].finding.message.find("probably"), std::string::npos);
 }
 
+TEST(Public, NodeAgentsGetInfoNotWarnings) {
+  auto r = LintPaths({kPublic + "/gpu-operator-mig-manager.yaml"}, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->Count(Level::kInfo), 2) << Describe(*r);
+  EXPECT_EQ(r->Count(Level::kWarning) + r->Count(Level::kError), 0) << Describe(*r);
+}
+
 TEST(Public, RepositoryFolderSkipsWhatIsNotKubernetes) {
   // Linting a checkout: Helm values, kustomize patches, Grafana files are
   // skipped (and listed), a kubeconfig needs no metadata.name, Multus's own

@@ -95,6 +95,31 @@ TEST(Deploy, EverythingUnderDeployKubernetesLintsWithoutError) {
   EXPECT_GT(objects, 0u);
 }
 
+TEST(Deploy, LintingTheWholeFolderIsClean) {
+  // What a user runs: `fabcheck k8s lint deploy/kubernetes/`, one set. No
+  // finding at any level (the exporter's read-only /sys mount is suppressed
+  // with its reason), and the data-plane NAD the agent and sweep attach is
+  // defined in the folder, so k8s.nad.missing has something to check.
+  auto r = LintPaths({kDeploy}, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->findings.empty()) << Describe(*r);
+  EXPECT_TRUE(r->set->skipped_documents.empty());
+  EXPECT_NE(r->set->Find("NetworkAttachmentDefinition", "fabcheck", "rdma-net"), nullptr);
+  for (const auto& s : r->suppressed) {
+    EXPECT_EQ(s.finding.id, "k8s.hostpath.devices") << s.finding.message;
+  }
+  // The hand-written files alone (without the rendered examples' NADs) still
+  // resolve fabcheck/rdma-net.
+  std::vector<std::string> own;
+  for (const auto& entry : std::filesystem::directory_iterator(kDeploy)) {
+    if (entry.is_regular_file()) own.push_back(entry.path().string());
+  }
+  auto hand = LintPaths(own, LintConfig{}, *FindProfile("generic"));
+  ASSERT_TRUE(hand.ok());
+  EXPECT_TRUE(hand->findings.empty()) << Describe(*hand);
+  EXPECT_TRUE(hand->set->Find("NetworkAttachmentDefinition", "fabcheck", "rdma-net"));
+}
+
 TEST(Examples, RealisticManifestsLintAsExpected) {
   // tests/k8s/manifests/realistic/: full stacks modelled on the Network Operator, SR-IOV and Multus docs.
   std::string dir = std::string(FABCHECK_SOURCE_DIR) + "/tests/k8s/manifests/realistic";

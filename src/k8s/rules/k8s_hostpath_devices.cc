@@ -31,6 +31,14 @@ void Check(const Context& ctx, Reporter& out) {
         if (sys && m.read_only) {
           r.level = Level::kInfo;
           r.remedy = "Read-only sysfs is what node exporters need; keep it read-only and in a node agent only.";
+        } else if (pod.Gpus() == 0 && !pod.UsesRdma()) {
+          // Driver installers, device plugins and MIG managers (GPU Operator,
+          // Network Operator) need the host's /dev and /sys: that is their job.
+          // The risk the rule is about is a GPU/RDMA workload bypassing its
+          // device plugin allocation.
+          r.level = Level::kInfo;
+          r.message += " (a node agent: the pod requests no GPU or RDMA device)";
+          r.remedy = "Expected in a driver, device plugin or node agent; keep it out of GPU/RDMA workloads.";
         }
         out.Add(std::move(r));
       }
