@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "fabcheck/version.h"
+#include "telemetry/compression.h"
 #include "telemetry/prometheus_text.h"
 
 namespace fabcheck::telemetry {
@@ -30,7 +31,15 @@ ExporterService::ExporterService(sys::SysRoot root, ExporterOptions options, Inv
       ethtool_(std::move(ethtool)),
       collector_(root_) {}
 
-ExporterService::~ExporterService() = default;
+ExporterService::~ExporterService() {
+  {
+    std::lock_guard lock(flight_mutex_);
+    stopping_ = true;
+  }
+  flight_wanted_.notify_all();
+  flight_done_.notify_all();
+  if (collect_thread_.joinable()) collect_thread_.join();
+}
 
 void ExporterService::RefreshInventory(bool device_set_changed) {
   if (!inventory_loader_) return;
@@ -158,22 +167,47 @@ MetricSet ExporterService::Collect() {
   return metrics;
 }
 
-std::shared_ptr<const std::string> ExporterService::Scrape() {
+const std::string* ScrapeOutput::Gzip() const {
+  std::call_once(gzip_once_, [this] {
+    auto compressed = GzipCompress(text_);
+    if (compressed.ok()) {
+      gzip_ = std::move(*compressed);
+      gzip_ok_ = true;
+    } else {
+      LOG_WARN("exporter", "{} (serving this scrape uncompressed)", compressed.status().message());
+    }
+  });
+  return gzip_ok_ ? &gzip_ : nullptr;
+}
+
+std::shared_ptr<const ScrapeOutput> ExporterService::Scrape() {
   std::unique_lock lock(flight_mutex_);
-  if (in_flight_) {
-    uint64_t waiting_for = generation_;
-    flight_done_.wait(lock, [&] { return generation_ != waiting_for; });
-    return last_;
+  if (!collect_thread_.joinable()) collect_thread_ = std::thread([this] { CollectLoop(); });
+  uint64_t waiting_for = generation_;
+  if (!in_flight_) {
+    in_flight_ = true;
+    flight_wanted_.notify_one();
   }
-  in_flight_ = true;
-  lock.unlock();
-  auto text = std::make_shared<std::string>(RenderPrometheusText(Collect()));
-  lock.lock();
-  last_ = std::move(text);
-  in_flight_ = false;
-  ++generation_;
-  flight_done_.notify_all();
+  flight_done_.wait(lock, [&] { return generation_ != waiting_for || stopping_; });
+  if (!last_) return std::make_shared<const ScrapeOutput>(std::string());
   return last_;
+}
+
+void ExporterService::CollectLoop() {
+  std::unique_lock lock(flight_mutex_);
+  while (true) {
+    flight_wanted_.wait(lock, [&] { return in_flight_ || stopping_; });
+    if (stopping_) return;
+    lock.unlock();
+    auto output = std::make_shared<const ScrapeOutput>(RenderPrometheusText(Collect()));
+    // Scrapers (Prometheus) ask for gzip: compress here, once, before they wake.
+    output->Gzip();
+    lock.lock();
+    last_ = std::move(output);
+    in_flight_ = false;
+    ++generation_;
+    flight_done_.notify_all();
+  }
 }
 
 }  // namespace fabcheck::telemetry

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "fabcheck/model/inventory.h"
 #include "sys/sysroot.h"
@@ -36,21 +37,42 @@ struct ExporterOptions {
 // so telemetry stays a consumer of model values and tests can pass their own.
 using InventoryLoader = std::function<Result<model::Inventory>(const sys::SysRoot&)>;
 
+// The result of one collection as served: the text, and its gzip, made once
+// per collection however many scrapers share it.
+class ScrapeOutput {
+ public:
+  explicit ScrapeOutput(std::string text) : text_(std::move(text)) {}
+  const std::string& text() const { return text_; }
+  // The gzip body; nullptr when compression failed (then serve the text).
+  const std::string* Gzip() const;
+
+ private:
+  std::string text_;
+  mutable std::once_flag gzip_once_;
+  mutable std::string gzip_;
+  mutable bool gzip_ok_ = false;
+};
+
 class ExporterService {
  public:
   ExporterService(sys::SysRoot root, ExporterOptions options, InventoryLoader inventory_loader,
                   std::unique_ptr<EthtoolSource> ethtool);
   ~ExporterService();
 
-  // The text of one scrape. Thread-safe; callers arriving while a collection
-  // runs wait for it and share its result.
-  std::shared_ptr<const std::string> Scrape();
+  // One scrape, rendered. Thread-safe; callers arriving while a collection
+  // runs wait for it and share its result. Collections run on one thread of
+  // the service (started on first use), never on the caller's: the memory of
+  // a collection (read buffers, metric set, text, gzip) then comes from one
+  // malloc arena and one stack, instead of from whichever HTTP worker asked,
+  // which made the resident size grow with every worker that ever collected.
+  std::shared_ptr<const ScrapeOutput> Scrape();
   // One collection as values (tests, `--once`).
   MetricSet Collect();
 
   const sys::SysRoot& root() const { return root_; }
 
  private:
+  void CollectLoop();
   void RefreshInventory(bool device_set_changed);
   void RefreshPods();
 
@@ -75,12 +97,15 @@ class ExporterService {
   double read_errors_total_ = 0;
   std::set<std::string> warned_paths_;
 
-  // Single flight.
+  // Single flight, served by collect_thread_.
   std::mutex flight_mutex_;
   std::condition_variable flight_done_;
+  std::condition_variable flight_wanted_;
   bool in_flight_ = false;
+  bool stopping_ = false;
   uint64_t generation_ = 0;
-  std::shared_ptr<const std::string> last_;
+  std::shared_ptr<const ScrapeOutput> last_;
+  std::thread collect_thread_;
 };
 
 }  // namespace fabcheck::telemetry

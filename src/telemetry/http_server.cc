@@ -7,6 +7,7 @@
 
 #include "base/log.h"
 #include "base/strings.h"
+#include "telemetry/compression.h"
 #include "telemetry/prometheus_text.h"
 
 namespace fabcheck::telemetry {
@@ -37,6 +38,11 @@ Result<ListenAddress> ParseListenAddress(const std::string& text) {
   return out;
 }
 
+namespace {
+constexpr size_t kWorkerThreads = 16;
+constexpr size_t kKeepAliveRequests = 100;
+}  // namespace
+
 struct HttpServer::Impl {
   httplib::Server server;
   std::thread thread;
@@ -44,10 +50,14 @@ struct HttpServer::Impl {
 
 HttpServer::HttpServer(ExporterService& service) : impl_(std::make_unique<Impl>()) {
   auto& server = impl_->server;
-  // Every scraper of a keep-alive connection holds a worker: size the pool
-  // for many concurrent scrapers (they share one collection anyway).
-  server.new_task_queue = [] { return new httplib::ThreadPool(64); };
-  server.set_keep_alive_max_count(100);
+  // Every keep-alive connection holds a worker while it is open. A node has
+  // one or two Prometheus servers scraping it, so a small bounded pool: each
+  // worker costs a stack and (without M_ARENA_MAX) a malloc arena, and
+  // more workers than cores buy nothing since scrapers share one collection.
+  // Connections beyond the pool wait in the accept queue for a free worker
+  // (a worker is freed after kKeepAliveRequests requests or an idle period).
+  server.new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+  server.set_keep_alive_max_count(kKeepAliveRequests);
   server.set_keep_alive_timeout(5);
   server.set_read_timeout(10, 0);
   server.set_write_timeout(10, 0);
@@ -63,9 +73,25 @@ HttpServer::HttpServer(ExporterService& service) : impl_(std::make_unique<Impl>(
     // Inherited by accepted connections on Linux (set_tcp_nodelay applies only where httplib sets it).
     ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<const void*>(&yes), sizeof(yes));
   });
-  server.Get("/metrics", [&service](const httplib::Request&, httplib::Response& res) {
-    std::shared_ptr<const std::string> text = service.Scrape();
-    res.set_content(*text, std::string(kPrometheusContentType).c_str());
+  server.Get("/metrics", [&service](const httplib::Request& req, httplib::Response& res) {
+    std::shared_ptr<const ScrapeOutput> output = service.Scrape();
+    const std::string* body = &output->text();
+    if (AcceptsGzip(req.get_header_value("Accept-Encoding"))) {
+      if (const std::string* gzip = output->Gzip()) {
+        body = gzip;
+        res.set_header("Content-Encoding", "gzip");
+      }
+    }
+    res.set_header("Vary", "Accept-Encoding");
+    // A provider with a known length is sent as is: httplib neither copies the
+    // body into the response nor compresses it again (it would, at zlib's
+    // default level, for every scraper, for a text/* body set with set_content).
+    // The provider holds the shared output until the response is written.
+    res.set_content_provider(
+        body->size(), std::string(kPrometheusContentType),
+        [output, body](size_t offset, size_t length, httplib::DataSink& sink) {
+          return sink.write(body->data() + offset, length);
+        });
   });
   server.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   server.Get("/", [](const httplib::Request&, httplib::Response& res) {

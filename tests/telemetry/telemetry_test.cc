@@ -276,12 +276,12 @@ TEST_F(FabricTest, ServiceReportsErrorsAndItselfAndSharesConcurrentScrapes) {
   EXPECT_EQ(loads, 1);  // labels are not re-read every scrape
 
   std::vector<std::thread> threads;
-  std::vector<std::shared_ptr<const std::string>> texts(8);
+  std::vector<std::shared_ptr<const ScrapeOutput>> texts(8);
   for (int i = 0; i < 8; ++i) threads.emplace_back([&, i] { texts[i] = service.Scrape(); });
   for (auto& t : threads) t.join();
   for (const auto& text : texts) {
     ASSERT_NE(text, nullptr);
-    EXPECT_NE(text->find("fabcheck_rdma_port_rcv_data_bytes_total{node=\"node-b\",device=\"mlx5_0\""),
+    EXPECT_NE(text->text().find("fabcheck_rdma_port_rcv_data_bytes_total{node=\"node-b\",device=\"mlx5_0\""),
               std::string::npos);
   }
   EXPECT_EQ(loads, 1);

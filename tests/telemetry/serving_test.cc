@@ -1,0 +1,127 @@
+// The exporter's HTTP serving: gzip done once per collection, content
+// negotiation, and what a scraper gets back over a real socket.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+
+#include "fabric_fixture.h"
+#include "telemetry/compression.h"
+#include "telemetry/exporter_service.h"
+#include "telemetry/http_server.h"
+
+namespace fabcheck::telemetry {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Gunzip(const std::string& data) {
+  z_stream stream{};
+  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  std::string out;
+  char buffer[65536];
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof(buffer);
+    rc = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer, sizeof(buffer) - stream.avail_out);
+  }
+  inflateEnd(&stream);
+  EXPECT_EQ(rc, Z_STREAM_END) << "not a complete gzip stream";
+  return out;
+}
+
+TEST(CompressionTest, GzipRoundTrips) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) text += "fabcheck_rdma_port_up{node=\"n\",device=\"mlx5_" + std::to_string(i % 16) + "\"} 1\n";
+  auto gzip = GzipCompress(text);
+  ASSERT_TRUE(gzip.ok()) << gzip.status().ToString();
+  EXPECT_LT(gzip->size(), text.size() / 10);
+  EXPECT_EQ(static_cast<unsigned char>((*gzip)[0]), 0x1f);  // gzip magic
+  EXPECT_EQ(static_cast<unsigned char>((*gzip)[1]), 0x8b);
+  EXPECT_EQ(Gunzip(*gzip), text);
+  EXPECT_EQ(Gunzip(*GzipCompress("")), "");
+}
+
+TEST(CompressionTest, AcceptEncodingNegotiation) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("br, gzip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, gzip;q=0.5"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_TRUE(AcceptsGzip(" GZIP "));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip; q=0.0, br"));
+  EXPECT_FALSE(AcceptsGzip("gzipx"));
+}
+
+class ServingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fabcheck-serving-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    testing::WriteFabric(dir_.string(), testing::GpuNode(4));
+    auto root = sys::SysRoot::Open(dir_.string());
+    ASSERT_TRUE(root.ok()) << root.status().ToString();
+    ExporterOptions options;
+    options.node_name = "node-s";
+    service_ = std::make_unique<ExporterService>(*root, options, nullptr, nullptr);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  std::unique_ptr<ExporterService> service_;
+};
+
+TEST_F(ServingTest, OneCollectionIsCompressedOnce) {
+  auto output = service_->Scrape();
+  const std::string* first = output->Gzip();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(output->Gzip(), first);  // the same bytes for every scraper of this collection
+  EXPECT_EQ(Gunzip(*first), output->text());
+}
+
+TEST_F(ServingTest, ScrapersGetGzipWhenTheyAskAndTextOtherwise) {
+  HttpServer server(*service_);
+  ASSERT_TRUE(server.Start({"127.0.0.1", 0}).ok());
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_decompress(false);  // look at the bytes as sent
+  client.set_connection_timeout(5);
+  client.set_read_timeout(10);
+
+  auto zipped = client.Get("/metrics", {{"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(zipped) << httplib::to_string(zipped.error());
+  EXPECT_EQ(zipped->status, 200);
+  EXPECT_EQ(zipped->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_EQ(zipped->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  std::string text = Gunzip(zipped->body);
+  EXPECT_NE(text.find("fabcheck_rdma_port_up{node=\"node-s\",device=\"mlx5_3\",port=\"1\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE fabcheck_exporter_scrapes_total counter\n"), std::string::npos);
+
+  auto plain = client.Get("/metrics", {{"Accept-Encoding", "gzip;q=0, identity"}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 200);
+  EXPECT_FALSE(plain->has_header("Content-Encoding"));
+  EXPECT_EQ(std::stoul(plain->get_header_value("Content-Length")), plain->body.size());
+  EXPECT_NE(plain->body.find("fabcheck_rdma_port_up{node=\"node-s\",device=\"mlx5_0\",port=\"1\"} 1\n"),
+            std::string::npos);
+
+  // A client that accepts only brotli still gets the text: never a body it did not ask for.
+  auto brotli = client.Get("/metrics", {{"Accept-Encoding", "br"}});
+  ASSERT_TRUE(brotli);
+  EXPECT_FALSE(brotli->has_header("Content-Encoding"));
+  EXPECT_NE(brotli->body.find("# HELP fabcheck_rdma_devices "), std::string::npos);
+
+  auto health = client.Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->body, "ok\n");
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace fabcheck::telemetry
