@@ -162,9 +162,20 @@ class AttributeDirectory {
       : root_(root), dir_(std::move(dir)), only_(std::move(only)) {}
 
   Status List() {
-    ASSIGN_OR_RETURN(std::string resolved, root_.Resolve(dir_));
-    prefix_ = resolved == "/" ? "" : resolved;
-    UniqueFd dir_fd(::open((root_.base() + resolved).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    // The path resolved last time is tried first: resolving walks every
+    // component with lstat (~12 for a port directory behind the class link),
+    // which made the periodic re-list the larger part of a scrape's syscalls.
+    // A resolved path holds no links, so opening it stays inside the root;
+    // if it went away (device removed or renamed) it is resolved again.
+    UniqueFd dir_fd;
+    if (!prefix_.empty()) {
+      dir_fd.Reset(::open((root_.base() + prefix_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+    }
+    if (!dir_fd.valid()) {
+      ASSIGN_OR_RETURN(std::string resolved, root_.Resolve(dir_));
+      prefix_ = resolved == "/" ? "" : resolved;
+      dir_fd.Reset(::open((root_.base() + resolved).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    }
     if (!dir_fd.valid()) return ErrnoError(errno, "cannot list " + root_.DisplayPath(dir_));
     int list_fd = ::dup(dir_fd.get());
     DIR* listing = list_fd >= 0 ? ::fdopendir(list_fd) : nullptr;

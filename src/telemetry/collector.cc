@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <set>
 
@@ -326,6 +327,7 @@ CollectResult FabricCollector::Collect(const CollectContext& context, MetricSet&
     }
     out.Add("fabcheck_rdma_devices", "RDMA devices listed under /sys/class/infiniband.", kGauge, node_labels, 0);
     ports_.clear();
+    ports_dirs_.clear();
     return result;
   }
   out.Add("fabcheck_rdma_devices", "RDMA devices listed under /sys/class/infiniband.", kGauge, node_labels,
@@ -337,7 +339,8 @@ CollectResult FabricCollector::Collect(const CollectContext& context, MetricSet&
     Labels device_labels = With(node_labels, {{"device", device}});
     if (info && !info->pci_address.empty()) device_labels.emplace_back("pci_address", info->pci_address);
 
-    auto ports = ListPorts(root, device);
+    std::string& ports_dir = ports_dirs_[device];
+    auto ports = ListPorts(root, device, &ports_dir);
     if (!ports.ok()) {
       // Listed a moment ago, gone now: a device that disappears is skipped.
       result.errors.push_back({"port", ReasonFor(ports.status()), "/sys/class/infiniband/" + device + "/ports",
@@ -400,6 +403,9 @@ CollectResult FabricCollector::Collect(const CollectContext& context, MetricSet&
   }
   // Ports not seen in this scrape close their handles.
   ports_ = std::move(kept);
+  std::erase_if(ports_dirs_, [&](const auto& entry) {
+    return std::find(devices->begin(), devices->end(), entry.first) == devices->end();
+  });
   return result;
 }
 

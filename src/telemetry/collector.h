@@ -44,6 +44,7 @@ class FabricCollector {
  private:
   sys::SysRoot root_;
   std::map<std::pair<std::string, int>, PortHandles> ports_;
+  std::map<std::string, std::string> ports_dirs_;  // device -> its resolved ports/ directory
   uint64_t collections_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "telemetry/port_reader.h"
 
+#include <dirent.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -100,8 +101,8 @@ std::string ReasonFor(const Status& status) {
   return "unreadable";
 }
 
-Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device) {
-  ASSIGN_OR_RETURN(auto names, root.ListDir("/sys/class/infiniband/" + device + "/ports"));
+namespace {
+std::vector<int> PortNumbers(const std::vector<std::string>& names) {
   std::vector<int> ports;
   for (const auto& name : names) {
     auto n = ParseInt(name);
@@ -109,6 +110,33 @@ Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& 
   }
   std::sort(ports.begin(), ports.end());
   return ports;
+}
+}  // namespace
+
+Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device) {
+  ASSIGN_OR_RETURN(auto names, root.ListDir("/sys/class/infiniband/" + device + "/ports"));
+  return PortNumbers(names);
+}
+
+Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device, std::string* resolved) {
+  const std::string dir = "/sys/class/infiniband/" + device + "/ports";
+  if (resolved == nullptr || root.recording()) return ListPorts(root, device);
+  if (!resolved->empty()) {
+    // A resolved path has no links left: opening it cannot leave the root.
+    if (DIR* listing = ::opendir((root.base() + *resolved).c_str())) {
+      std::vector<std::string> names;
+      while (struct dirent* entry = ::readdir(listing)) {
+        if (entry->d_name[0] != '.') names.emplace_back(entry->d_name);
+      }
+      ::closedir(listing);
+      return PortNumbers(names);
+    }
+    resolved->clear();  // moved or gone: walk the path again
+  }
+  ASSIGN_OR_RETURN(std::string path, root.Resolve(dir));
+  ASSIGN_OR_RETURN(auto names, root.ListDir(path));
+  *resolved = path;
+  return PortNumbers(names);
 }
 
 Result<std::vector<sys::DirFile>> ReadAttributeDir(const sys::SysRoot& root, const std::string& dir,

@@ -76,6 +76,10 @@ Result<std::vector<sys::DirFile>> ReadAttributeDir(const sys::SysRoot& root, con
 
 // The ports of a device ("1", "2"...), numerically sorted; non-numeric names skipped.
 Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device);
+// The same through the directory resolved by an earlier call (`*resolved`, a
+// path inside the root, filled on success): listed without walking the class
+// link again while the device stays where it was. Not on a recording root.
+Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device, std::string* resolved);
 
 // Classifies a read failure: "vanished" (ENOENT/ENODEV), "unreadable" (anything else).
 std::string ReasonFor(const Status& status);

@@ -8,6 +8,14 @@ namespace fabcheck::telemetry {
 namespace {
 
 void AppendEscaped(std::string& out, std::string_view text, bool quote) {
+  // Nearly every value needs no escape: append it whole (the per-character
+  // loop was the renderer's hottest function in perf).
+  constexpr std::string_view kLabelSpecial = "\\\n\"";
+  constexpr std::string_view kHelpSpecial = "\\\n";
+  if (text.find_first_of(quote ? kLabelSpecial : kHelpSpecial) == std::string_view::npos) {
+    out.append(text);
+    return;
+  }
   for (char c : text) {
     switch (c) {
       case '\\': out += "\\\\"; break;
