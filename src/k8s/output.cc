@@ -162,7 +162,13 @@ json FormatSarif(const LintResult& result) {
                      {"properties", {{"tags", json::array({info.scope, "kubernetes", "rdma"})}}}});
   }
   json results = json::array();
-  for (const auto& lf : result.findings) {
+  // Suppressed findings stay in the log, marked as suppressed in source
+  // (the annotation) with its reason, as SARIF viewers expect.
+  std::vector<const LintedFinding*> all;
+  for (const auto& lf : result.findings) all.push_back(&lf);
+  for (const auto& lf : result.suppressed) all.push_back(&lf);
+  for (const LintedFinding* lfp : all) {
+    const LintedFinding& lf = *lfp;
     const auto& f = lf.finding;
     std::string text = f.object + ": " + f.message + ". Fix: " + f.remedy;
     json r = {{"ruleId", f.id},
@@ -180,6 +186,9 @@ json FormatSarif(const LintResult& result) {
                                      {"logicalLocations", json::array({{{"name", f.object}, {"kind", "object"}}})}}});
     }
     if (!f.evidence.empty()) r["properties"] = {{"evidence", f.evidence}};
+    if (!lf.suppressed_by.empty()) {
+      r["suppressions"] = json::array({{{"kind", "inSource"}, {"justification", lf.suppressed_by}}});
+    }
     results.push_back(r);
   }
   json artifacts = json::array();
