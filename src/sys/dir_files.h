@@ -169,7 +169,8 @@ class AttributeDirectory {
     // if it went away (device removed or renamed) it is resolved again.
     UniqueFd dir_fd;
     if (!prefix_.empty()) {
-      dir_fd.Reset(::open((root_.base() + prefix_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+      dir_fd.Reset(
+          ::open((root_.base() + prefix_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
     }
     if (!dir_fd.valid()) {
       ASSIGN_OR_RETURN(std::string resolved, root_.Resolve(dir_));

@@ -145,6 +145,12 @@ void AddPortMetrics(const PortReading& r, const Labels& labels, MetricSet& out) 
               With(labels, {{"counter", c.file}}), 1);
     }
   }
+  for (const CounterValue& c : r.counters_ext) {
+    const CounterSpec* spec = FindExtCounter(c.file);
+    std::string help =
+        spec ? std::string(spec->help) : fmt::format("Port counter counters_ext/{} (64-bit).", c.file);
+    out.Add(ExtCounterMetricName(c.file), help, kCounter, labels, static_cast<double>(c.value));
+  }
   for (const CounterValue& c : r.hw_counters) {
     const CounterSpec* spec = FindHwCounter(c.file);
     std::string help = spec ? std::string(spec->help)

@@ -128,6 +128,21 @@ constexpr std::array kHwCounters = {
 };
 #undef HW
 
+// counters_ext/ (pre-v4.5 kernels): all 64-bit; the data counters count octets / 4 like counters/.
+#define EXT(file, metric, help, div4) \
+  CounterSpec{file, "fabcheck_rdma_port_ext_" metric "_total", help " (counters_ext/" file ").", 0, div4}
+constexpr std::array kExtCounters = {
+    EXT("port_xmit_data_64", "xmit_data_bytes", "Bytes transmitted on all VLs, 64-bit (x 4)", true),
+    EXT("port_rcv_data_64", "rcv_data_bytes", "Bytes received on all VLs, 64-bit (x 4)", true),
+    EXT("port_xmit_packets_64", "xmit_packets", "Packets transmitted on all VLs, 64-bit", false),
+    EXT("port_rcv_packets_64", "rcv_packets", "Packets received on all VLs, 64-bit", false),
+    EXT("port_unicast_xmit_packets", "unicast_xmit_packets", "Unicast packets transmitted, 64-bit", false),
+    EXT("port_unicast_rcv_packets", "unicast_rcv_packets", "Unicast packets received, 64-bit", false),
+    EXT("port_multicast_xmit_packets", "multicast_xmit_packets", "Multicast packets transmitted, 64-bit", false),
+    EXT("port_multicast_rcv_packets", "multicast_rcv_packets", "Multicast packets received, 64-bit", false),
+};
+#undef EXT
+
 template <size_t N>
 const CounterSpec* FindIn(const std::array<CounterSpec, N>& table, std::string_view file) {
   for (const CounterSpec& spec : table) {
@@ -140,11 +155,19 @@ const CounterSpec* FindIn(const std::array<CounterSpec, N>& table, std::string_v
 
 const CounterSpec* FindPmaCounter(std::string_view file) { return FindIn(kPmaCounters, file); }
 const CounterSpec* FindHwCounter(std::string_view file) { return FindIn(kHwCounters, file); }
+const CounterSpec* FindExtCounter(std::string_view file) { return FindIn(kExtCounters, file); }
 
 std::string PmaCounterMetricName(std::string_view file) {
   if (const CounterSpec* spec = FindPmaCounter(file)) return std::string(spec->metric);
   std::string_view stem = StartsWith(file, "port_") ? file.substr(5) : file;
   return "fabcheck_rdma_port_" + SanitizeMetricFragment(stem) + "_total";
+}
+
+std::string ExtCounterMetricName(std::string_view file) {
+  if (const CounterSpec* spec = FindExtCounter(file)) return std::string(spec->metric);
+  std::string_view stem = StartsWith(file, "port_") ? file.substr(5) : file;
+  if (stem.size() > 3 && stem.substr(stem.size() - 3) == "_64") stem.remove_suffix(3);
+  return "fabcheck_rdma_port_ext_" + SanitizeMetricFragment(stem) + "_total";
 }
 
 std::string HwCounterMetricName(std::string_view file) {

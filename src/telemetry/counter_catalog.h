@@ -24,9 +24,16 @@ struct CounterSpec {
 const CounterSpec* FindPmaCounter(std::string_view file);
 // hw_counters/ (mlx5, rxe, other drivers). nullptr for an unknown file.
 const CounterSpec* FindHwCounter(std::string_view file);
+// counters_ext/: the 64-bit PortCountersExtended set that kernels before v4.5
+// show next to the legacy 32-bit counters/ (rdma-facts §1.2, §5.1). Exported
+// as their own fabcheck_rdma_port_ext_* families, never merged into the
+// counters/ ones: both directories exist on such a kernel, and one name for
+// two sources would be a duplicate series. nullptr for an unknown file.
+const CounterSpec* FindExtCounter(std::string_view file);
 
 // Metric names for files the catalog does not know.
 std::string PmaCounterMetricName(std::string_view file);
 std::string HwCounterMetricName(std::string_view file);
+std::string ExtCounterMetricName(std::string_view file);
 
 }  // namespace fabcheck::telemetry

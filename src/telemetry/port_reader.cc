@@ -217,6 +217,13 @@ PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int po
   reading.has_counters_dir = ReadCounterDir(root, reading, dir + "/counters", "counters", reading.counters,
                                             handles ? &handles->counters : nullptr, relist);
   if (reading.has_counters_dir) ApplyPmaSemantics(reading);
+  // Kernels before v4.5 put the 64-bit PortCountersExtended values here; absent on current kernels.
+  ReadCounterDir(root, reading, dir + "/counters_ext", "counters_ext", reading.counters_ext,
+                 handles ? &handles->counters_ext : nullptr, relist);
+  for (CounterValue& counter : reading.counters_ext) {
+    const CounterSpec* spec = FindExtCounter(counter.file);
+    if (spec != nullptr && spec->octets_div4) counter.value *= 4;
+  }
   ReadCounterDir(root, reading, dir + "/hw_counters", "hw_counters", reading.hw_counters,
                  handles ? &handles->hw_counters : nullptr, relist);
   return reading;

@@ -46,6 +46,7 @@ struct PortReading {
   bool has_counters_dir = false;
   bool extended_width = false;  // PortCountersExtended (64-bit data counters)
   std::vector<CounterValue> counters;     // counters/, in file-name order
+  std::vector<CounterValue> counters_ext;  // counters_ext/ (kernels before v4.5), data x4
   std::vector<CounterValue> hw_counters;  // hw_counters/ without lifespan
   std::optional<uint64_t> lifespan_ms;
   int skipped_no_pma = 0;  // files reading "N/A (no PMA)" (old kernels), skipped as procfs does
@@ -57,6 +58,7 @@ struct PortReading {
 struct PortHandles {
   std::unique_ptr<sys::AttributeDirectory> port;
   std::unique_ptr<sys::AttributeDirectory> counters;
+  std::unique_ptr<sys::AttributeDirectory> counters_ext;
   std::unique_ptr<sys::AttributeDirectory> hw_counters;
   std::unique_ptr<sys::AttributeDirectory> netdev;
   std::string netdev_name;  // what `netdev` was opened for

@@ -55,6 +55,7 @@ class ExporterToolsTest : public ::testing::Test {
     add("roce-2-ethtool", roce);
     FabricSpec faults = GpuNode(5);
     faults.nics[0].extended = false;
+    faults.nics[0].counters_ext = true;  // a pre-v4.5 kernel: legacy counters/ and the 64-bit counters_ext/
     faults.nics[1].no_pma_text = true;
     faults.nics[2].garbage_counter = "symbol_error";
     faults.nics[3].state = "1: DOWN";
@@ -130,6 +131,15 @@ TEST_F(ExporterToolsTest, FaultsAreSkippedWithErrorMetricsNotFailedScrapes) {
 const std::map<std::string, std::string>& NodeExporterNames() {
   static const std::map<std::string, std::string> kNames = {
       {"state_id", "fabcheck_rdma_port_state_id"},
+      // counters_ext/ (pre-v4.5 kernels)
+      {"legacy_data_received_bytes_total", "fabcheck_rdma_port_ext_rcv_data_bytes_total"},
+      {"legacy_data_transmitted_bytes_total", "fabcheck_rdma_port_ext_xmit_data_bytes_total"},
+      {"legacy_packets_received_total", "fabcheck_rdma_port_ext_rcv_packets_total"},
+      {"legacy_packets_transmitted_total", "fabcheck_rdma_port_ext_xmit_packets_total"},
+      {"legacy_unicast_packets_received_total", "fabcheck_rdma_port_ext_unicast_rcv_packets_total"},
+      {"legacy_unicast_packets_transmitted_total", "fabcheck_rdma_port_ext_unicast_xmit_packets_total"},
+      {"legacy_multicast_packets_received_total", "fabcheck_rdma_port_ext_multicast_rcv_packets_total"},
+      {"legacy_multicast_packets_transmitted_total", "fabcheck_rdma_port_ext_multicast_xmit_packets_total"},
       {"physical_state_id", "fabcheck_rdma_port_physical_state_id"},
       {"rate_bytes_per_second", "fabcheck_rdma_port_rate_bytes_per_second"},
       {"excessive_buffer_overrun_errors_total", "fabcheck_rdma_port_excessive_buffer_overrun_errors_total"},
@@ -212,7 +222,6 @@ TEST_F(ExporterToolsTest, ValuesEqualNodeExporterInfinibandCollector) {
       if (!s.name.starts_with("node_infiniband_")) continue;
       std::string short_name = s.name.substr(std::string("node_infiniband_").size());
       if (short_name == "info" || short_name == "lifespan_seconds") continue;  // labels-only / integer-divided ms
-      if (short_name.starts_with("legacy_")) continue;  // counters_ext (pre-4.5 kernels), not in the fixtures
       auto mapped = NodeExporterNames().find(short_name);
       ASSERT_NE(mapped, NodeExporterNames().end()) << "node_exporter exports " << s.name << ", which has no mapping";
       std::string key = mapped->second + "|" + s.Label("device") + "|" + s.Label("port");

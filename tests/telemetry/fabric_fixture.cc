@@ -28,6 +28,9 @@ const char* kLegacyPma[] = {"symbol_error", "link_error_recovery", "link_downed"
                             "port_rcv_packets"};
 const char* kExtendedPma[] = {"unicast_xmit_packets", "unicast_rcv_packets", "multicast_xmit_packets",
                               "multicast_rcv_packets"};
+const char* kCountersExt[] = {"port_xmit_data_64",         "port_rcv_data_64",          "port_xmit_packets_64",
+                              "port_rcv_packets_64",       "port_unicast_xmit_packets", "port_unicast_rcv_packets",
+                              "port_multicast_xmit_packets", "port_multicast_rcv_packets"};
 const char* kMlx5Hw[] = {"duplicate_request", "implied_nak_seq_err", "local_ack_timeout_err", "np_cnp_sent",
                          "np_ecn_marked_roce_packets", "out_of_buffer", "out_of_sequence", "packet_seq_err",
                          "req_cqe_error", "req_cqe_flush_error", "req_remote_access_errors",
@@ -65,6 +68,13 @@ std::vector<std::string> PmaCounterFiles(const NicSpec& nic) {
   return out;
 }
 
+std::vector<std::string> CountersExtFiles(const NicSpec& nic) {
+  std::vector<std::string> out;
+  if (!nic.counters_ext || !nic.pma || nic.rxe) return out;
+  for (const char* f : kCountersExt) out.push_back(f);
+  return out;
+}
+
 std::vector<std::string> HwCounterFiles(const NicSpec& nic) {
   std::vector<std::string> out;
   if (nic.rxe) {
@@ -84,6 +94,7 @@ uint64_t CounterValue(const NicSpec& nic, const std::string& file) {
     if (!nic.extended) return 4294967295ULL;  // a legacy 32-bit counter saturated on a busy link
     return 1000000000000ULL + h % 900000000000000ULL;
   }
+  if (file == "port_xmit_data_64" || file == "port_rcv_data_64") return 5000000000000ULL + h % 900000000000000ULL;
   if (bits > 0) return h % ((uint64_t{1} << bits) - 1);  // below the saturation value
   return h % 100000000ULL;
 }
@@ -178,6 +189,9 @@ void WriteFabric(const std::string& root_text, const FabricSpec& spec) {
       std::string content = nic.no_pma_text ? "N/A (no PMA)\n" : std::to_string(CounterValue(nic, file)) + "\n";
       if (file == nic.garbage_counter) content = "0x??garbage\n";
       Write(port / "counters" / file, content);
+    }
+    for (const std::string& file : CountersExtFiles(nic)) {
+      Write(port / "counters_ext" / file, std::to_string(CounterValue(nic, file)) + "\n");
     }
     for (const std::string& file : HwCounterFiles(nic)) {
       Write(port / "hw_counters" / file, std::to_string(CounterValue(nic, file)) + "\n");

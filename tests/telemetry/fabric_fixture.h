@@ -22,6 +22,7 @@ struct NicSpec {
   bool extended = true;     // PortCountersExtended (unicast/multicast files, 64-bit data)
   bool no_pma_text = false;  // counters read "N/A (no PMA)" (old kernels)
   bool rxe = false;         // soft-RoCE: no counters/, rxe hw_counters names
+  bool counters_ext = false;  // a pre-v4.5 kernel's counters_ext/ (64-bit set next to legacy counters/)
   std::string garbage_counter;  // a counters/ file whose content is garbage ("" for none)
   bool ethtool_dump = false;    // write /fabcheck/ethtool/<netdev>.txt (mlx5 `ethtool -S` names)
   uint64_t seed = 1;        // counter values derive from it
@@ -45,5 +46,6 @@ uint64_t CounterValue(const NicSpec& nic, const std::string& file);
 // The files WriteFabric puts under counters/ and hw_counters/.
 std::vector<std::string> PmaCounterFiles(const NicSpec& nic);
 std::vector<std::string> HwCounterFiles(const NicSpec& nic);
+std::vector<std::string> CountersExtFiles(const NicSpec& nic);
 
 }  // namespace fabcheck::telemetry::testing

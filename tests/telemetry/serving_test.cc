@@ -38,7 +38,9 @@ std::string Gunzip(const std::string& data) {
 
 TEST(CompressionTest, GzipRoundTrips) {
   std::string text;
-  for (int i = 0; i < 5000; ++i) text += "fabcheck_rdma_port_up{node=\"n\",device=\"mlx5_" + std::to_string(i % 16) + "\"} 1\n";
+  for (int i = 0; i < 5000; ++i) {
+    text += "fabcheck_rdma_port_up{node=\"n\",device=\"mlx5_" + std::to_string(i % 16) + "\"} 1\n";
+  }
   auto gzip = GzipCompress(text);
   ASSERT_TRUE(gzip.ok()) << gzip.status().ToString();
   EXPECT_LT(gzip->size(), text.size() / 10);

@@ -125,6 +125,64 @@ TEST_F(FabricTest, LegacyCountersSaturateAndNoPmaIsSkipped) {
   EXPECT_TRUE(no_pma.errors.empty());
 }
 
+TEST_F(FabricTest, OldKernelCountersExtAreExportedAs64BitFamilies) {
+  FabricSpec spec = GpuNode(2);
+  spec.nics[0].extended = false;  // a pre-v4.5 kernel: legacy 32-bit counters/ ...
+  spec.nics[0].counters_ext = true;  // ... and the 64-bit set in counters_ext/
+  sys::SysRoot root = Write(spec);
+  fs::create_directories(dir_ / "sys/class/infiniband/mlx5_0/ports/1/counters_ext/subdir");  // not a counter
+
+  PortReading r = ReadPort(root, "mlx5_0", 1);
+  EXPECT_TRUE(r.errors.empty());
+  ASSERT_EQ(r.counters_ext.size(), testing::CountersExtFiles(spec.nics[0]).size());
+  for (const CounterValue& c : r.counters_ext) {
+    uint64_t raw = testing::CounterValue(spec.nics[0], c.file);
+    bool data = c.file == "port_xmit_data_64" || c.file == "port_rcv_data_64";
+    EXPECT_EQ(c.value, data ? raw * 4 : raw) << c.file;  // octets / 4, as counters/port_*_data
+  }
+  EXPECT_TRUE(ReadPort(root, "mlx5_1", 1).counters_ext.empty());  // current kernels have none
+
+  FabricCollector collector(root);
+  for (int scrape = 0; scrape < 2; ++scrape) {  // the second through kept handles
+    MetricSet metrics;
+    CollectContext context;
+    context.node = "old";
+    collector.Collect(context, metrics);
+    const MetricFamily* data = metrics.Find("fabcheck_rdma_port_ext_rcv_data_bytes_total");
+    ASSERT_NE(data, nullptr);
+    EXPECT_EQ(data->type, MetricType::kCounter);
+    EXPECT_NE(data->help.find("counters_ext/port_rcv_data_64"), std::string::npos);
+    ASSERT_EQ(data->samples.size(), 1u);  // mlx5_1 has no counters_ext/
+    EXPECT_EQ(data->samples[0].value,
+              static_cast<double>(testing::CounterValue(spec.nics[0], "port_rcv_data_64") * 4));
+    const Sample* unicast = metrics.FindSample("fabcheck_rdma_port_ext_unicast_xmit_packets_total",
+                                               {{"node", "old"}, {"device", "mlx5_0"}, {"port", "1"}});
+    ASSERT_NE(unicast, nullptr);
+    EXPECT_EQ(unicast->value,
+              static_cast<double>(testing::CounterValue(spec.nics[0], "port_unicast_xmit_packets")));
+    for (const char* name :
+         {"fabcheck_rdma_port_ext_xmit_data_bytes_total", "fabcheck_rdma_port_ext_xmit_packets_total",
+          "fabcheck_rdma_port_ext_rcv_packets_total", "fabcheck_rdma_port_ext_unicast_rcv_packets_total",
+          "fabcheck_rdma_port_ext_multicast_xmit_packets_total",
+          "fabcheck_rdma_port_ext_multicast_rcv_packets_total"}) {
+      EXPECT_NE(metrics.Find(name), nullptr) << name;
+    }
+    // The legacy data counter is still there, saturated: the _ext_ family is the one to rate().
+    EXPECT_NE(metrics.FindSample("fabcheck_rdma_port_pma_saturated",
+                                 {{"device", "mlx5_0"}, {"counter", "port_rcv_data"}}),
+              nullptr);
+  }
+  EXPECT_EQ(ExtCounterMetricName("port_vl_xmit_data_64"), "fabcheck_rdma_port_ext_vl_xmit_data_total");
+
+  // Garbage in counters_ext/ is an error of that source; the rest is exported.
+  std::ofstream(dir_ / "sys/class/infiniband/mlx5_0/ports/1/counters_ext/port_rcv_packets_64") << "bogus\n";
+  PortReading bad = ReadPort(root, "mlx5_0", 1);
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_EQ(bad.errors[0].source, "counters_ext");
+  EXPECT_EQ(bad.errors[0].reason, "garbage");
+  EXPECT_EQ(bad.counters_ext.size(), testing::CountersExtFiles(spec.nics[0]).size() - 1);
+}
+
 TEST_F(FabricTest, GarbageCounterIsAnErrorAndTheOthersSurvive) {
   FabricSpec spec = GpuNode(1);
   spec.nics[0].garbage_counter = "symbol_error";
