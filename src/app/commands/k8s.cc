@@ -116,7 +116,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
 
   auto lint_opts = std::make_shared<LintOptions>();
   auto* lint = cmd->add_subcommand("lint", "Lint manifests (files, folders, - for stdin) as one set");
-  lint->add_option("paths", lint_opts->paths, "YAML files or folders (*.yaml, *.yml, recursively); - reads stdin")
+  lint->add_option("paths", lint_opts->paths,
+                   "YAML files or folders (*.yaml, *.yml, recursively; in folders, YAML that is not a Kubernetes "
+                   "object, such as Helm values or kustomize patches, is skipped and counted); - reads stdin")
       ->required();
   lint->add_option("--config", lint_opts->config, "Config file: rules include/exclude, ignorePaths, severity, params");
   lint->add_option("--profile", lint_opts->profile, "Platform: generic (default), gke, aks, coreweave, openshift")
@@ -132,7 +134,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "  helm template charts/train | fabcheck k8s lint - --profile coreweave\n"
       "  fabcheck k8s lint k8s/ --format sarif > fabcheck.sarif\n"
       "  fabcheck k8s lint k8s/ --config fabcheck-lint.yaml --fail-on warning\n"
+      "  fabcheck k8s lint ~/src/network-operator/example --profile openshift\n"
       "Suppress one rule on one object: metadata.annotations fabcheck.io/ignore-<ID>: \"<reason>\".\n"
+      "Templates (Helm, Go) are not YAML until rendered: lint the output of 'helm template'.\n"
       "Exit codes: 0 nothing at or above --fail-on, 2 findings at or above it, 3 a path could not be read,\n"
       "64 usage or config error. Rules: fabcheck k8s rules; docs/k8s-rules.md.");
 
