@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+#include <map>
 
 #include "base/log.h"
 #include "base/strings.h"
@@ -176,6 +177,53 @@ Result<model::CollReport> RunColl(const CollOptions& options, const RankSetup& s
   }
   AddExpectationAndFindings(&report);
   return report;
+}
+
+RankOutcome OutcomeOf(const Result<model::CollReport>& report, int rank, const std::string& host) {
+  RankOutcome o;
+  o.rank = rank;
+  o.host = host;
+  if (!report.ok()) {
+    o.error = report.status().message();
+    return o;
+  }
+  for (const auto& r : report->ranks) {
+    if (r.rank != rank) continue;
+    o.cuda_device = r.cuda_device;
+    o.pci_bus_id = r.pci_bus_id;
+    o.name = r.name;
+  }
+  return o;
+}
+
+void MergeRankOutcomes(const std::vector<RankOutcome>& outcomes, model::CollReport* report) {
+  std::map<int, model::CollRankInfo> ranks;
+  for (const auto& r : report->ranks) ranks[r.rank] = r;
+  std::vector<std::string> failed;
+  for (const auto& o : outcomes) {
+    if (!o.error.empty()) {
+      model::Finding f;
+      f.id = "coll.rank";
+      f.severity = model::Severity::kFail;
+      f.group = "NCCL";
+      f.object = fmt::format("rank {}{}", o.rank, o.host.empty() ? "" : " on " + o.host);
+      f.message = fmt::format("rank {} did not complete the run", o.rank);
+      f.evidence.push_back(o.error);
+      f.remedy = "run that rank's node alone (fabcheck coll on it, fabcheck gpu) and read the rank's own output";
+      report->findings.push_back(std::move(f));
+      continue;
+    }
+    if (ranks.count(o.rank)) continue;  // rank 0's own entry is already complete
+    model::CollRankInfo info;
+    info.rank = o.rank;
+    info.host = o.host;
+    info.cuda_device = o.cuda_device;
+    info.pci_bus_id = o.pci_bus_id;
+    info.name = o.name;
+    ranks[o.rank] = std::move(info);
+  }
+  report->ranks.clear();
+  for (auto& [rank, info] : ranks) report->ranks.push_back(std::move(info));
 }
 
 std::string FormatCollReport(const model::CollReport& report) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "coll/rendezvous.h"
 #include "coll/runner.h"
 #include "fabcheck/model/coll.h"
 
@@ -26,6 +27,14 @@ void AddExpectationAndFindings(model::CollReport* report);
 
 // Everything above, for this process (single-process, or one rank).
 Result<model::CollReport> RunColl(const CollOptions& options, const RankSetup& setup, const std::string& log_dir);
+
+// Process per GPU: this rank's outcome for the rendezvous (host, device, or
+// the error that stopped it).
+RankOutcome OutcomeOf(const Result<model::CollReport>& report, int rank, const std::string& host);
+
+// Rank 0: every rank's outcome into its report. `ranks` lists them all (by
+// rank), and a rank that failed or never reported is a failing finding.
+void MergeRankOutcomes(const std::vector<RankOutcome>& outcomes, model::CollReport* report);
 
 // nccl-tests' table per op, the NCCL log summary and the findings.
 std::string FormatCollReport(const model::CollReport& report);

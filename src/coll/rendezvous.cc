@@ -8,9 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "base/strings.h"
+#include "coll/tcp_rendezvous.h"
+#include "control/api.h"
 
 namespace fabcheck::coll {
 namespace {
@@ -22,9 +25,7 @@ struct EnvNames {
 };
 constexpr EnvNames kEnvSets[] = {
     {"FABCHECK_RANK", "FABCHECK_WORLD_SIZE", "FABCHECK_LOCAL_RANK"},
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
-    {"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
-    {"RANK", "WORLD_SIZE", "LOCAL_RANK"},
+    {"RANK", "WORLD_SIZE", "LOCAL_RANK"},  // torchrun
 };
 
 Result<int> EnvInt(const char* name, int fallback) {
@@ -37,45 +38,96 @@ Result<int> EnvInt(const char* name, int fallback) {
   return static_cast<int>(*parsed);
 }
 
+std::string ResultPath(const std::string& path, int rank) { return fmt::format("{}.rank{}.json", path, rank); }
+
+// Write then rename, so a reader never sees half a file.
+Status WriteAtomically(const std::string& path, std::string_view data) {
+  std::string temp = fmt::format("{}.tmp.{}", path, ::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    if (!out) {
+      return UnavailableError(fmt::format("cannot write {}: {} (choose a writable --rendezvous file:PATH)", temp,
+                                          std::strerror(errno)));
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    return UnavailableError(fmt::format("cannot rename {} to {}: {}", temp, path, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
 class FileRendezvous : public Rendezvous {
  public:
-  FileRendezvous(std::string path, double timeout) : path_(std::move(path)), timeout_(timeout) {}
+  FileRendezvous(std::string path, const RendezvousConfig& config) : path_(std::move(path)), config_(config) {}
 
-  Result<dl::ncclUniqueId> Exchange(int rank, const dl::ncclUniqueId& id) override {
+  Result<Meeting> Exchange(int rank, const std::string&, const dl::ncclUniqueId& id) override {
+    Meeting meeting;
     if (rank == 0) {
-      // Write then rename, so a reader never sees half an id.
-      std::string temp = fmt::format("{}.tmp.{}", path_, ::getpid());
-      {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out.write(id.internal, sizeof(id.internal));
-        if (!out) {
-          return UnavailableError(fmt::format("cannot write the NCCL unique id to {}: {} (choose a writable "
-                                              "--rendezvous file:PATH)",
-                                              temp, std::strerror(errno)));
-        }
-      }
-      if (std::rename(temp.c_str(), path_.c_str()) != 0) {
-        return UnavailableError(fmt::format("cannot rename {} to {}: {}", temp, path_, std::strerror(errno)));
-      }
-      return id;
+      // Results of an earlier run on the same path must not count as this one's.
+      for (int r = 1; r < config_.world_size; ++r) std::remove(ResultPath(path_, r).c_str());
+      RETURN_IF_ERROR(WriteAtomically(path_, std::string_view(id.internal, sizeof(id.internal))));
+      meeting.id = id;
+      return meeting;
     }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(config_.timeout_seconds);
     while (std::chrono::steady_clock::now() < deadline) {
       std::ifstream in(path_, std::ios::binary);
-      dl::ncclUniqueId got{};
-      if (in && in.read(got.internal, sizeof(got.internal)) && in.gcount() == sizeof(got.internal)) return got;
+      if (in && in.read(meeting.id.internal, sizeof(meeting.id.internal)) &&
+          in.gcount() == sizeof(meeting.id.internal)) {
+        return meeting;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return DeadlineExceededError(fmt::format(
         "rank {} waited {:.0f} s for rank 0's NCCL id in {} (did rank 0 start? is the path shared by all ranks?)",
-        rank, timeout_, path_));
+        rank, config_.timeout_seconds, path_));
+  }
+
+  Status Report(const RankOutcome& outcome) override {
+    return WriteAtomically(ResultPath(path_, outcome.rank), OutcomeToJson(outcome).dump());
+  }
+
+  Result<std::vector<RankOutcome>> Gather(const RankOutcome& own) override {
+    std::vector<RankOutcome> out(static_cast<size_t>(config_.world_size));
+    std::vector<bool> have(out.size(), false);
+    out[0] = own;
+    have[0] = true;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(config_.timeout_seconds);
+    size_t count = 1;
+    while (count < out.size() && std::chrono::steady_clock::now() < deadline) {
+      for (int r = 1; r < config_.world_size; ++r) {
+        if (have[r]) continue;
+        std::ifstream in(ResultPath(path_, r));
+        if (!in) continue;
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        auto o = OutcomeFromJson(nlohmann::json::parse(text, nullptr, false));
+        if (!o.ok() || o->rank != r) {
+          out[r].rank = r;
+          out[r].error = fmt::format("{} is malformed: {}", ResultPath(path_, r),
+                                     o.ok() ? "it names another rank" : o.status().message());
+        } else {
+          out[r] = *o;
+        }
+        have[r] = true;
+        ++count;
+      }
+      if (count < out.size()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (int r = 0; r < config_.world_size; ++r) {
+      if (have[r]) continue;
+      out[r].rank = r;
+      out[r].error = fmt::format("rank {} never wrote {} within {:.0f} s (it failed or hung: see its own output)", r,
+                                 ResultPath(path_, r), config_.timeout_seconds);
+    }
+    return out;
   }
 
   std::string Describe() const override { return "file:" + path_; }
 
  private:
   std::string path_;
-  double timeout_;
+  RendezvousConfig config_;
 };
 
 }  // namespace
@@ -97,12 +149,34 @@ Result<RankEnv> RankFromEnvironment() {
   return RankEnv{};
 }
 
-Result<std::unique_ptr<Rendezvous>> MakeRendezvous(const std::string& spec, double timeout_seconds) {
+std::optional<int> LocalRankFromEnvironment() {
+  for (const char* name : {"FABCHECK_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
+                           "LOCAL_RANK"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') continue;
+    auto parsed = ParseInt(value);
+    if (parsed && *parsed >= 0 && *parsed < 4096) return static_cast<int>(*parsed);
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<Rendezvous>> MakeRendezvous(const std::string& spec, const RendezvousConfig& config) {
   if (StartsWith(spec, "file:") && spec.size() > 5) {
-    return std::unique_ptr<Rendezvous>(new FileRendezvous(spec.substr(5), timeout_seconds));
+    return std::unique_ptr<Rendezvous>(new FileRendezvous(spec.substr(5), config));
+  }
+  for (const char* scheme : {"tcp:", "join:"}) {
+    if (!StartsWith(spec, scheme)) continue;
+    auto hp = control::ParseHostPort(std::string_view(spec).substr(std::string_view(scheme).size()),
+                                     kDefaultRendezvousPort);
+    if (!hp.ok()) return InvalidArgumentError(fmt::format("--rendezvous {}: {}", spec, hp.status().message()));
+    bool serve = std::string_view(scheme) == "tcp:" && config.rank == 0;
+    ASSIGN_OR_RETURN(auto tcp, TcpRendezvous::Create(hp->host, hp->port, config, serve));
+    return std::unique_ptr<Rendezvous>(std::move(tcp));
   }
   return InvalidArgumentError(fmt::format(
-      "unknown --rendezvous '{}' (use file:/shared/path/nccl-id; every rank must see the same path)", spec));
+      "unknown --rendezvous '{}' (use tcp:HOST:PORT with rank 0's address, or file:/shared/path/nccl-id that every "
+      "rank sees)",
+      spec));
 }
 
 }  // namespace fabcheck::coll

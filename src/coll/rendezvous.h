@@ -1,13 +1,22 @@
-// How the ranks of one `fabcheck coll` run find each other: the rank and
-// world size come from the environment (fabcheck's own launcher, Slurm, Open
-// MPI, torchrun), and rank 0's NCCL unique id reaches every rank through a
-// Rendezvous. A file on a shared path works for local processes (and across
-// nodes on a shared file system); the sweep coordinator can hand the id out
-// later through the same interface.
+// How the ranks of one `fabcheck coll` run find each other. The rank and
+// world size come from the environment: fabcheck's own launcher
+// (FABCHECK_RANK) and torchrun here, mpirun/PMI/PMIx/Slurm/Indexed Job through
+// sweep's DetectSpmd (the app command wires both). Rank 0's NCCL unique id
+// reaches every rank through a Rendezvous, and every rank's outcome goes back
+// to rank 0 through the same one, so rank 0's report lists all ranks.
+//
+//   file:/shared/path        rank 0 writes the id atomically, the others poll
+//                            (local ranks, or nodes sharing a file system)
+//   tcp:HOST:PORT            rank 0 serves the rendezvous on PORT (every
+//                            address), every rank joins HOST:PORT (tcp_rendezvous.h)
+//   join:HOST:PORT           a rendezvous already serves there (the --nprocs
+//                            launcher); rank 0 only joins it
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "dl/nccl.h"
@@ -18,26 +27,61 @@ struct RankEnv {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
-  std::string source;  // "FABCHECK_RANK", "SLURM_PROCID", ... ("" when not launched as ranks)
+  std::string source;  // "FABCHECK_RANK", "SLURM_PROCID/SLURM_NTASKS", ... ("" when not launched as ranks)
 };
 
-// Reads FABCHECK_RANK/FABCHECK_WORLD_SIZE/FABCHECK_LOCAL_RANK, else Open MPI's
-// OMPI_COMM_WORLD_*, Slurm's SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID, or
-// torchrun's RANK/WORLD_SIZE/LOCAL_RANK. nullopt-like: source empty when none.
-// InvalidArgument when a variable is set but not a valid number.
+// fabcheck's own launcher (FABCHECK_RANK/FABCHECK_WORLD_SIZE/FABCHECK_LOCAL_RANK)
+// or torchrun (RANK/WORLD_SIZE/LOCAL_RANK); source empty when neither is set.
+// They come before the batch launchers: children of `srun ... coll --nprocs N`
+// inherit SLURM_PROCID. InvalidArgument when a variable is not a valid number.
 Result<RankEnv> RankFromEnvironment();
+
+// The local rank a launcher exports beside the rank (Open MPI, Slurm, MPICH,
+// torchrun), else nullopt: the TCP rendezvous then derives it from host names.
+std::optional<int> LocalRankFromEnvironment();
+
+// What a rank learns at the rendezvous.
+struct Meeting {
+  dl::ncclUniqueId id{};
+  int local_rank = -1;             // -1: the rendezvous cannot tell (file)
+  int local_size = 0;
+  std::vector<std::string> hosts;  // host of every rank, by rank; empty when unknown
+};
+
+// What a rank hands back to rank 0 after its run.
+struct RankOutcome {
+  int rank = 0;
+  std::string host;
+  int cuda_device = -1;
+  std::string pci_bus_id;
+  std::string name;
+  std::string error;  // empty: the rank ran; else why not (or "never reported ...")
+};
 
 class Rendezvous {
  public:
   virtual ~Rendezvous() = default;
-  // Rank 0 publishes `id`; every other rank waits (up to the timeout) and
-  // returns the published one.
-  virtual Result<dl::ncclUniqueId> Exchange(int rank, const dl::ncclUniqueId& id) = 0;
+  // Rank 0 publishes `id`; every rank (rank 0 too) waits, up to the timeout,
+  // until all have arrived, and gets rank 0's id.
+  virtual Result<Meeting> Exchange(int rank, const std::string& host, const dl::ncclUniqueId& id) = 0;
+  // Ranks other than 0: hand the outcome to rank 0. Also called when a rank
+  // fails before Exchange, so the others stop waiting for it.
+  virtual Status Report(const RankOutcome& outcome) = 0;
+  // Rank 0: every rank's outcome by rank (`own` included), waiting up to the
+  // timeout; a rank that never reported has `error` saying so.
+  virtual Result<std::vector<RankOutcome>> Gather(const RankOutcome& own) = 0;
   virtual std::string Describe() const = 0;
 };
 
-// "file:/shared/path/id" (rank 0 writes it atomically; others poll it).
-// Parses the --rendezvous argument; InvalidArgument for other schemes.
-Result<std::unique_ptr<Rendezvous>> MakeRendezvous(const std::string& spec, double timeout_seconds);
+struct RendezvousConfig {
+  int rank = 0;
+  int world_size = 1;
+  double timeout_seconds = 300;      // every wait
+  std::optional<std::string> token;  // tcp: the shared token (Bearer), as sweep and agent
+};
+
+// Parses the --rendezvous spec (see above); InvalidArgument for other
+// schemes. tcp: on rank 0 starts serving before returning.
+Result<std::unique_ptr<Rendezvous>> MakeRendezvous(const std::string& spec, const RendezvousConfig& config);
 
 }  // namespace fabcheck::coll

@@ -32,7 +32,10 @@ class Session {
   std::vector<Rank>& ranks() { return ranks_; }
 
   Status Allocate() {
+    // As nccl-tests: both buffers hold the largest size, so every iteration
+    // can run at its own offset (LaunchOne).
     uint64_t send_max = 0, recv_max = 0;
+    for (uint64_t size : options_.sizes) max_bytes_ = std::max(max_bytes_, size);
     for (CollOp op : options_.ops) {
       for (uint64_t size : options_.sizes) {
         uint64_t s = 0, r = 0;
@@ -42,20 +45,22 @@ class Session {
         recv_max = std::max({recv_max, r, s});
       }
     }
+    max_bytes_ = std::max({max_bytes_, send_max, recv_max, uint64_t{256}});
     for (auto& r : ranks_) {
-      ASSIGN_OR_RETURN(r.send, dl::DeviceBuffer::Allocate(cuda_, r.device, std::max<uint64_t>(send_max, 256)));
-      ASSIGN_OR_RETURN(r.recv, dl::DeviceBuffer::Allocate(cuda_, r.device, std::max<uint64_t>(recv_max, 256)));
+      ASSIGN_OR_RETURN(r.send, dl::DeviceBuffer::Allocate(cuda_, r.device, max_bytes_));
+      ASSIGN_OR_RETURN(r.recv, dl::DeviceBuffer::Allocate(cuda_, r.device, max_bytes_));
       ASSIGN_OR_RETURN(r.scalar, dl::DeviceBuffer::Allocate(cuda_, r.device, 64));
     }
     return Status::Ok();
   }
 
   // Launches one collective on every local rank (grouped when several).
-  Status Launch(CollOp op, const CollCounts& c, bool in_place) {
+  // `iter` picks the buffer offset as nccl-tests' startColl does.
+  Status Launch(CollOp op, const CollCounts& c, bool in_place, int iter) {
     if (ranks_.size() > 1) RETURN_IF_ERROR(dl::NcclCheck(nccl_, nccl_.ncclGroupStart(), "ncclGroupStart"));
     Status status;
     for (auto& r : ranks_) {
-      status = LaunchOne(op, c, in_place, r);
+      status = LaunchOne(op, c, in_place, iter, r);
       if (!status.ok()) break;
     }
     if (ranks_.size() > 1) {
@@ -99,10 +104,10 @@ class Session {
   // One timed half of a row: time, bandwidth and (with --check) #wrong.
   Result<model::CollHalf> Measure(CollOp op, const CollCounts& c, bool in_place, PatternChecker* checker) {
     // nccl-tests: one untimed run, then `iters` launches, then one stream sync.
-    RETURN_IF_ERROR(Launch(op, c, in_place));
+    RETURN_IF_ERROR(Launch(op, c, in_place, 0));
     RETURN_IF_ERROR(SyncAll());
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < options_.iters; ++i) RETURN_IF_ERROR(Launch(op, c, in_place));
+    for (int i = 0; i < options_.iters; ++i) RETURN_IF_ERROR(Launch(op, c, in_place, i));
     RETURN_IF_ERROR(SyncAll());
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / options_.iters;
     // Every local rank saw the same host time; average over all ranks.
@@ -126,9 +131,16 @@ class Session {
   }
 
  private:
-  Status LaunchOne(CollOp op, const CollCounts& c, bool in_place, Rank& r) {
-    auto* recv_base = static_cast<uint8_t*>(r.recv.get());
-    const void* send = in_place ? recv_base + c.send_inplace_offset * r.rank * elt_ : r.send.get();
+  Status LaunchOne(CollOp op, const CollCounts& c, bool in_place, int iter, Rank& r) {
+    // nccl-tests moves both buffers by one operation's footprint per
+    // iteration, cycling through the allocation, "to avoid cache effects"; a
+    // different placement changes the figures by a few percent at large sizes.
+    const uint64_t total = std::max(c.send_count, c.recv_count) * elt_;
+    const uint64_t steps = total > 0 ? std::max<uint64_t>(max_bytes_ / total, 1) : 1;
+    const uint64_t shift = total * (static_cast<uint64_t>(iter) % steps);
+    auto* recv_base = static_cast<uint8_t*>(r.recv.get()) + shift;
+    auto* send_base = static_cast<uint8_t*>(r.send.get()) + shift;
+    const void* send = in_place ? recv_base + c.send_inplace_offset * r.rank * elt_ : send_base;
     void* recv = recv_base + (in_place ? c.recv_inplace_offset * r.rank * elt_ : 0);
     const size_t n = c.param_count;
     const auto type = options_.dtype;
@@ -184,7 +196,7 @@ class Session {
       void* send = in_place ? recv_base + c.send_inplace_offset * r.rank * elt_ : r.send.get();
       RETURN_IF_ERROR(checker->Fill(r.device, r.stream.get(), send, c.send_count, r.rank));
     }
-    RETURN_IF_ERROR(Launch(op, c, in_place));
+    RETURN_IF_ERROR(Launch(op, c, in_place, 0));
     RETURN_IF_ERROR(SyncAll());
     std::vector<double> local;
     for (auto& r : ranks_) {
@@ -202,6 +214,7 @@ class Session {
   const CollOptions& options_;
   int nranks_;
   size_t elt_;
+  uint64_t max_bytes_ = 0;  // each of send and recv, per rank
   std::vector<Rank> ranks_;
 };
 
@@ -221,19 +234,33 @@ Status InitSingleProcess(const dl::CudaApi& cuda, const dl::NcclApi& nccl, const
   return Status::Ok();
 }
 
-Status InitRank(const dl::CudaApi& cuda, const dl::NcclApi& nccl, const RankSetup& setup, Session* session) {
+Status InitRank(const dl::CudaApi& cuda, const dl::NcclApi& nccl, const RankSetup& setup, int device_count,
+                Session* session) {
   Rank r;
   r.rank = setup.env.rank;
-  r.device = setup.device >= 0 ? setup.device : setup.env.local_rank;
-  RETURN_IF_ERROR(dl::CudaCheck(cuda, cuda.cudaSetDevice(r.device),
-                                fmt::format("cudaSetDevice({}) for rank {} (local rank {})", r.device, r.rank,
-                                            setup.env.local_rank)));
+  if (setup.rendezvous == nullptr) return InvalidArgumentError("one process per GPU needs a rendezvous (--rendezvous)");
+  // The id first: ncclGetUniqueId needs no device, and the TCP rendezvous
+  // tells the local rank when the launcher does not.
   dl::ncclUniqueId id{};
   if (r.rank == 0) RETURN_IF_ERROR(dl::NcclCheck(nccl, nccl.ncclGetUniqueId(&id), "ncclGetUniqueId"));
-  if (setup.rendezvous == nullptr) return InvalidArgumentError("one process per GPU needs a rendezvous (--rendezvous)");
-  ASSIGN_OR_RETURN(id, setup.rendezvous->Exchange(r.rank, id));
+  ASSIGN_OR_RETURN(Meeting meeting, setup.rendezvous->Exchange(r.rank, setup.host, id));
+  int local_rank = setup.env.local_rank >= 0 ? setup.env.local_rank : meeting.local_rank;
+  if (local_rank < 0) local_rank = device_count > 0 ? r.rank % device_count : 0;
+  r.device = setup.device >= 0 ? setup.device : local_rank;
+  // A launcher that binds one GPU per rank (Slurm --gpus-per-task=1, one GPU
+  // per pod) leaves each rank a single visible device, whatever its local rank.
+  if (setup.device < 0 && device_count == 1) r.device = 0;
+  if (r.device >= device_count) {
+    return InvalidArgumentError(fmt::format(
+        "rank {} is local rank {} on {}, but CUDA sees {} GPU{} there (start at most one rank per GPU on each node, "
+        "or check CUDA_VISIBLE_DEVICES)",
+        r.rank, local_rank, setup.host, device_count, device_count == 1 ? "" : "s"));
+  }
+  RETURN_IF_ERROR(dl::CudaCheck(cuda, cuda.cudaSetDevice(r.device),
+                                fmt::format("cudaSetDevice({}) for rank {} (local rank {})", r.device, r.rank,
+                                            local_rank)));
   dl::ncclComm_t comm = nullptr;
-  RETURN_IF_ERROR(dl::NcclCheck(nccl, nccl.ncclCommInitRank(&comm, setup.env.world_size, id, r.rank),
+  RETURN_IF_ERROR(dl::NcclCheck(nccl, nccl.ncclCommInitRank(&comm, setup.env.world_size, meeting.id, r.rank),
                                 fmt::format("ncclCommInitRank (rank {} of {}, rendezvous {})", r.rank,
                                             setup.env.world_size, setup.rendezvous->Describe())));
   r.comm = dl::NcclComm(&nccl, comm);
@@ -274,7 +301,7 @@ Status RunCollectives(const CollOptions& options, const RankSetup& setup, model:
   if (setup.single_process) {
     RETURN_IF_ERROR(InitSingleProcess(*cuda, *nccl, devices, &session));
   } else {
-    RETURN_IF_ERROR(InitRank(*cuda, *nccl, setup, &session));
+    RETURN_IF_ERROR(InitRank(*cuda, *nccl, setup, device_count, &session));
   }
   for (const auto& r : session.ranks()) {
     model::CollRankInfo info;
@@ -297,7 +324,7 @@ Status RunCollectives(const CollOptions& options, const RankSetup& setup, model:
     // nccl-tests warms up every size first (out-of-place), then measures.
     for (uint64_t size : options.sizes) {
       CollCounts c = ComputeCollCounts(op, size, elt, nranks);
-      for (int i = 0; i < options.warmup; ++i) RETURN_IF_ERROR(session.Launch(op, c, false));
+      for (int i = 0; i < options.warmup; ++i) RETURN_IF_ERROR(session.Launch(op, c, false, i));
       RETURN_IF_ERROR(session.SyncAll());
     }
     for (uint64_t size : options.sizes) {

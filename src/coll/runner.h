@@ -36,8 +36,9 @@ struct CollOptions {
 // Where this process stands: one process for all local GPUs, or one rank.
 struct RankSetup {
   bool single_process = true;
-  RankEnv env;                       // process-per-GPU: this rank
+  RankEnv env;                       // process-per-GPU: this rank (local_rank -1: not known from the launcher)
   Rendezvous* rendezvous = nullptr;  // process-per-GPU: how the NCCL id travels
+  std::string host;                  // process-per-GPU: this host's name, for the rendezvous
   int device = -1;                   // process-per-GPU: CUDA device (default: local rank)
 };
 

@@ -1,0 +1,304 @@
+// The TCP rendezvous: the board's validation without networking, then the
+// exchange over loopback between threads (the multi-process and namespace
+// runs are in rendezvous_e2e_test.cc). No CUDA or NCCL involved.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "coll/coll.h"
+#include "coll/tcp_rendezvous.h"
+
+namespace fabcheck::coll {
+namespace {
+
+using nlohmann::json;
+
+dl::ncclUniqueId TestId(char fill) {
+  dl::ncclUniqueId id{};
+  for (size_t i = 0; i < sizeof(id.internal); ++i) id.internal[i] = static_cast<char>(fill + i);
+  return id;
+}
+
+std::string JoinBody(int rank, int size, const std::string& host, const dl::ncclUniqueId* id = nullptr) {
+  json j = {{"rank", rank}, {"size", size}, {"host", host}};
+  if (id) j["nccl_id"] = UniqueIdToHex(*id);
+  return j.dump();
+}
+
+TEST(UniqueIdHex, RoundTripsAndRejectsGarbage) {
+  auto id = TestId(char(0xf0));
+  std::string hex = UniqueIdToHex(id);
+  EXPECT_EQ(hex.size(), 256u);
+  auto back = UniqueIdFromHex(hex);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(std::memcmp(back->internal, id.internal, sizeof(id.internal)), 0);
+  EXPECT_FALSE(UniqueIdFromHex(hex.substr(2)).ok());
+  hex[10] = 'g';
+  EXPECT_FALSE(UniqueIdFromHex(hex).ok());
+}
+
+TEST(LocalRankOf, PositionAmongTheRanksOfTheSameHost) {
+  std::vector<std::string> hosts = {"a", "a", "b", "b", "a"};
+  int size = 0;
+  EXPECT_EQ(LocalRankOf(hosts, 0, &size), 0);
+  EXPECT_EQ(size, 3);
+  EXPECT_EQ(LocalRankOf(hosts, 4, &size), 2);
+  EXPECT_EQ(LocalRankOf(hosts, 3, &size), 1);
+  EXPECT_EQ(size, 2);
+}
+
+TEST(RendezvousBoard, ReadyOnceEveryRankAndTheIdAreThere) {
+  RendezvousBoard board(3);
+  auto id = TestId(1);
+  EXPECT_EQ(board.Meeting()["state"], "waiting");
+  ASSERT_TRUE(board.Join(JoinBody(2, 3, "nodeB"), "10.0.0.2").ok());
+  ASSERT_TRUE(board.Join(JoinBody(1, 3, "nodeA"), "10.0.0.1").ok());
+  EXPECT_EQ(board.MissingJoins(), std::vector<int>{0});
+  EXPECT_EQ(board.Meeting()["missing"], json::array({0}));
+  ASSERT_TRUE(board.Join(JoinBody(0, 3, "nodeA", &id), "10.0.0.1").ok());
+  // A retry from the same process is harmless.
+  ASSERT_TRUE(board.Join(JoinBody(2, 3, "nodeB"), "10.0.0.2").ok());
+  json m = board.Meeting();
+  EXPECT_EQ(m["state"], "ready");
+  EXPECT_EQ(m["nccl_id"], UniqueIdToHex(id));
+  EXPECT_EQ(m["hosts"], json::array({"nodeA", "nodeA", "nodeB"}));
+}
+
+TEST(RendezvousBoard, RejectsMalformedAndImpossibleJoinsNamingTheSender) {
+  RendezvousBoard board(4);
+  auto garbage = board.Join("\x01\x02 hello", "10.0.0.9");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_NE(garbage.message().find("10.0.0.9"), std::string::npos);
+  EXPECT_NE(garbage.message().find("not a JSON object"), std::string::npos);
+  auto no_rank = board.Join(R"({"size":4,"host":"x"})", "10.0.0.9");
+  EXPECT_NE(no_rank.message().find("without a valid \"rank\""), std::string::npos);
+  auto too_big = board.Join(JoinBody(4, 4, "x"), "10.0.0.8");
+  EXPECT_NE(too_big.message().find("rank 4 (10.0.0.8) is not below the world size 4"), std::string::npos);
+  auto size = board.Join(JoinBody(2, 8, "x"), "10.0.0.7");
+  EXPECT_NE(size.message().find("rank 2 (10.0.0.7) was started for a world of 8 ranks, but this rendezvous expects 4"),
+            std::string::npos);
+  auto no_id = board.Join(JoinBody(0, 4, "x"), "10.0.0.1");
+  EXPECT_NE(no_id.message().find("rank 0 (10.0.0.1) joined without its \"nccl_id\""), std::string::npos);
+  auto bad_id = board.Join(R"({"rank":0,"size":4,"host":"x","nccl_id":"abc"})", "10.0.0.1");
+  EXPECT_NE(bad_id.message().find("malformed nccl_id"), std::string::npos);
+  ASSERT_TRUE(board.Join(JoinBody(3, 4, "nodeA"), "10.0.0.3").ok());
+  auto twice = board.Join(JoinBody(3, 4, "nodeB"), "10.0.0.4");
+  EXPECT_EQ(twice.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(twice.message().find("rank 3 joined twice: from nodeA (10.0.0.3) and from nodeB (10.0.0.4)"),
+            std::string::npos);
+  // Every rejection is remembered for the timeout message.
+  EXPECT_EQ(board.problems().size(), 7u);
+  EXPECT_EQ(board.Meeting()["problems"].size(), 7u);
+  EXPECT_EQ(board.Meeting()["state"], "waiting");
+}
+
+TEST(RendezvousBoard, ARankFailingBeforeTheMeetingStopsTheOthers) {
+  RendezvousBoard board(2);
+  auto id = TestId(2);
+  ASSERT_TRUE(board.Join(JoinBody(0, 2, "a", &id), "10.0.0.1").ok());
+  RankOutcome failed;
+  failed.rank = 1;
+  failed.host = "b";
+  failed.error = "no GPU";
+  ASSERT_TRUE(board.AddResult(OutcomeToJson(failed).dump(), "10.0.0.2").ok());
+  json m = board.Meeting();
+  EXPECT_EQ(m["state"], "failed");
+  EXPECT_EQ(m["failure"], "rank 1 (b) failed before the ranks met: no GPU");
+  EXPECT_FALSE(board.AddResult("[1,2]", "10.0.0.3").ok());
+  EXPECT_FALSE(board.AddResult(R"({"rank":9})", "10.0.0.3").ok());
+  EXPECT_FALSE(board.AddResult(R"({"rank":1,"host":5})", "10.0.0.3").ok());
+  EXPECT_EQ(board.MissingResults(), std::vector<int>{0});
+}
+
+TEST(MergeRankOutcomes, ListsEveryRankAndFailsTheOnesThatDidNotRun) {
+  model::CollReport report;
+  report.ranks.push_back({0, "nodeA", 0, "0000:00:06.0", "H200"});
+  std::vector<RankOutcome> outcomes(4);
+  for (int r = 0; r < 4; ++r) {
+    outcomes[r].rank = r;
+    outcomes[r].host = r < 2 ? "nodeA" : "nodeB";
+    outcomes[r].cuda_device = r % 2;
+    outcomes[r].name = "H200";
+  }
+  outcomes[3].error = "rank 3 never reported its result within 5 s";
+  MergeRankOutcomes(outcomes, &report);
+  ASSERT_EQ(report.ranks.size(), 3u);
+  EXPECT_EQ(report.ranks[0].pci_bus_id, "0000:00:06.0");
+  EXPECT_EQ(report.ranks[2].rank, 2);
+  EXPECT_EQ(report.ranks[2].host, "nodeB");
+  EXPECT_EQ(report.ranks[2].cuda_device, 0);
+  ASSERT_EQ(report.findings.size(), 1u);
+  EXPECT_EQ(report.findings[0].id, "coll.rank");
+  EXPECT_EQ(report.findings[0].severity, model::Severity::kFail);
+  EXPECT_EQ(report.findings[0].object, "rank 3 on nodeB");
+}
+
+// ---- over loopback, ranks as threads ----
+
+int PortOf(const Rendezvous& r) {
+  std::string d = r.Describe();
+  return std::stoi(d.substr(d.rfind(':') + 1));
+}
+
+RendezvousConfig Config(int rank, int size, double timeout, std::optional<std::string> token = std::nullopt) {
+  RendezvousConfig c;
+  c.rank = rank;
+  c.world_size = size;
+  c.timeout_seconds = timeout;
+  c.token = std::move(token);
+  return c;
+}
+
+TEST(TcpRendezvous, RanksMeetGetRankZerosIdAndReportBack) {
+  auto r0 = MakeRendezvous("tcp:127.0.0.1:0", Config(0, 3, 10, "secret"));
+  ASSERT_TRUE(r0.ok()) << r0.status().ToString();
+  const std::string spec = "tcp:127.0.0.1:" + std::to_string(PortOf(**r0));
+  auto id = TestId(7);
+  std::vector<Result<Meeting>> got(3, InternalError("not run"));
+  std::vector<std::thread> threads;
+  for (int r = 1; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      auto rv = MakeRendezvous(spec, Config(r, 3, 10, "secret"));
+      if (!rv.ok()) return void(got[r] = rv.status());
+      got[r] = (*rv)->Exchange(r, r == 1 ? "nodeA" : "nodeB", dl::ncclUniqueId{});
+      RankOutcome o;
+      o.rank = r;
+      o.host = r == 1 ? "nodeA" : "nodeB";
+      o.cuda_device = r;
+      if (got[r].ok()) (void)(*rv)->Report(o);
+    });
+  }
+  got[0] = (*r0)->Exchange(0, "nodeA", id);
+  RankOutcome own;
+  own.host = "nodeA";
+  auto all = (*r0)->Gather(own);
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(got[r].ok()) << "rank " << r << ": " << got[r].status().ToString();
+    EXPECT_EQ(std::memcmp(got[r]->id.internal, id.internal, sizeof(id.internal)), 0);
+  }
+  EXPECT_EQ(got[1]->local_rank, 1);  // second rank on nodeA
+  EXPECT_EQ(got[1]->local_size, 2);
+  EXPECT_EQ(got[2]->local_rank, 0);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  for (const auto& o : *all) EXPECT_EQ(o.error, "") << o.rank;
+  EXPECT_EQ((*all)[2].host, "nodeB");
+  EXPECT_EQ((*all)[2].cuda_device, 2);
+}
+
+TEST(TcpRendezvous, AMissingRankIsNamedAfterTheTimeout) {
+  auto server = RendezvousServer::Start("127.0.0.1", 0, 3, std::nullopt);
+  ASSERT_TRUE(server.ok());
+  const std::string spec = "join:127.0.0.1:" + std::to_string((*server)->port());
+  auto r1 = MakeRendezvous(spec, Config(1, 3, 10));
+  ASSERT_TRUE(r1.ok());
+  std::thread other([&] { (void)(*r1)->Exchange(1, "h", dl::ncclUniqueId{}); });
+  auto r0 = MakeRendezvous(spec, Config(0, 3, 0.8));
+  ASSERT_TRUE(r0.ok());
+  auto got = (*r0)->Exchange(0, "h", TestId(3));
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(got.status().message().find("2 of 3 ranks arrived"), std::string::npos) << got.status().message();
+  EXPECT_NE(got.status().message().find("missing rank 2"), std::string::npos) << got.status().message();
+  // Rank 1 stops waiting once rank 0 says it failed.
+  RankOutcome failed;
+  failed.error = "rendezvous timed out";
+  ASSERT_TRUE((*r0)->Report(failed).ok());
+  other.join();
+}
+
+TEST(TcpRendezvous, WrongTokenIsRefusedAtOnce) {
+  auto server = RendezvousServer::Start("127.0.0.1", 0, 2, std::string("right"));
+  ASSERT_TRUE(server.ok());
+  auto r1 = MakeRendezvous("join:127.0.0.1:" + std::to_string((*server)->port()), Config(1, 2, 30, "wrong"));
+  ASSERT_TRUE(r1.ok());
+  auto got = (*r1)->Exchange(1, "h", dl::ncclUniqueId{});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_NE(got.status().message().find("refused our token"), std::string::npos);
+}
+
+TEST(TcpRendezvous, GarbageOnTheWireIsNamedAndDoesNotStopTheRun) {
+  auto server = RendezvousServer::Start("127.0.0.1", 0, 2, std::nullopt);
+  ASSERT_TRUE(server.ok());
+  const int port = (*server)->port();
+  // Raw bytes that are not HTTP at all.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const char junk[] = "\x16\x03\x01\x02\x00 not http\r\n\r\n";
+  ASSERT_GT(::write(fd, junk, sizeof(junk)), 0);
+  char buffer[256];
+  (void)::read(fd, buffer, sizeof(buffer));  // httplib answers 400 or closes
+  ::close(fd);
+  // HTTP with a body that is not a join.
+  httplib::Client http("127.0.0.1", port);
+  auto res = http.Post("/v1/coll/join", "{{{ not json", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_NE(res->body.find("not a JSON object"), std::string::npos);
+  // The real ranks still meet.
+  const std::string spec = "join:127.0.0.1:" + std::to_string(port);
+  Result<Meeting> got1 = InternalError("not run");
+  std::thread t([&] { got1 = (*MakeRendezvous(spec, Config(1, 2, 10)))->Exchange(1, "h", dl::ncclUniqueId{}); });
+  auto got0 = (*MakeRendezvous(spec, Config(0, 2, 10)))->Exchange(0, "h", TestId(4));
+  t.join();
+  ASSERT_TRUE(got0.ok()) << got0.status().ToString();
+  ASSERT_TRUE(got1.ok()) << got1.status().ToString();
+  auto problems = (*server)->Problems();
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("127.0.0.1 sent a join that is not a JSON object"), std::string::npos);
+}
+
+TEST(TcpRendezvous, SomethingElseOnThePortIsNotTakenForARendezvous) {
+  httplib::Server other;
+  other.Post("/v1/coll/join", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("<html>hello</html>", "text/html");
+  });
+  int port = other.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread t([&] { other.listen_after_bind(); });
+  auto r1 = MakeRendezvous("join:127.0.0.1:" + std::to_string(port), Config(1, 2, 30));
+  ASSERT_TRUE(r1.ok());
+  auto got = (*r1)->Exchange(1, "h", dl::ncclUniqueId{});
+  other.stop();
+  t.join();
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("not a fabcheck coll rendezvous"), std::string::npos)
+      << got.status().message();
+}
+
+TEST(TcpRendezvous, NobodyListeningTimesOutNamingTheAddress) {
+  auto server = RendezvousServer::Start("127.0.0.1", 0, 2, std::nullopt);
+  ASSERT_TRUE(server.ok());
+  int port = (*server)->port();
+  server->reset();  // the port is now closed
+  auto r1 = MakeRendezvous("join:127.0.0.1:" + std::to_string(port), Config(1, 2, 0.5));
+  ASSERT_TRUE(r1.ok());
+  auto got = (*r1)->Exchange(1, "h", dl::ncclUniqueId{});
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_NE(got.status().message().find("rank 1 could not join"), std::string::npos);
+  EXPECT_NE(got.status().message().find("127.0.0.1:" + std::to_string(port)), std::string::npos);
+}
+
+TEST(MakeRendezvous, ParsesSpecs) {
+  EXPECT_FALSE(MakeRendezvous("udp:host:1", Config(1, 2, 1)).ok());
+  EXPECT_FALSE(MakeRendezvous("tcp:", Config(1, 2, 1)).ok());
+  auto r = MakeRendezvous("tcp:node01", Config(1, 2, 1));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)->Describe(), "tcp:node01:18523");
+}
+
+}  // namespace
+}  // namespace fabcheck::coll
