@@ -39,10 +39,16 @@ void AddGarbage(PortReading& reading, std::string source, const std::string& pat
 
 // Reads every file of a counter directory; appends to `out`. Returns false
 // when the directory does not exist (rxe has no counters/).
+// `absent` (with kept handles) remembers a directory that does not exist, so
+// that it is looked for again only on a re-list: counters_ext/ exists on no
+// current kernel, counters/ on no rxe port, and looking for them walked the
+// whole path (~14 lstat and a readlink) per port and scrape.
 bool ReadCounterDir(const sys::SysRoot& root, PortReading& reading, const std::string& dir,
                     const std::string& source, std::vector<CounterValue>& out,
-                    std::unique_ptr<sys::AttributeDirectory>* handle, bool relist) {
+                    std::unique_ptr<sys::AttributeDirectory>* handle, bool relist, bool* absent) {
+  if (absent != nullptr && *absent && !relist) return false;
   auto files = ReadAttributeDir(root, dir, {}, handle, relist);
+  if (absent != nullptr) *absent = !files.ok() && files.status().code() == StatusCode::kNotFound;
   if (!files.ok()) {
     if (files.status().code() == StatusCode::kNotFound) return false;
     AddError(reading, source, dir, files.status());
@@ -215,17 +221,20 @@ PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int po
 
   // rxe has no PMA and so no counters/ directory: not an error.
   reading.has_counters_dir = ReadCounterDir(root, reading, dir + "/counters", "counters", reading.counters,
-                                            handles ? &handles->counters : nullptr, relist);
+                                            handles ? &handles->counters : nullptr, relist,
+                                            handles ? &handles->counters_absent : nullptr);
   if (reading.has_counters_dir) ApplyPmaSemantics(reading);
   // Kernels before v4.5 put the 64-bit PortCountersExtended values here; absent on current kernels.
   ReadCounterDir(root, reading, dir + "/counters_ext", "counters_ext", reading.counters_ext,
-                 handles ? &handles->counters_ext : nullptr, relist);
+                 handles ? &handles->counters_ext : nullptr, relist,
+                 handles ? &handles->counters_ext_absent : nullptr);
   for (CounterValue& counter : reading.counters_ext) {
     const CounterSpec* spec = FindExtCounter(counter.file);
     if (spec != nullptr && spec->octets_div4) counter.value *= 4;
   }
   ReadCounterDir(root, reading, dir + "/hw_counters", "hw_counters", reading.hw_counters,
-                 handles ? &handles->hw_counters : nullptr, relist);
+                 handles ? &handles->hw_counters : nullptr, relist,
+                 handles ? &handles->hw_counters_absent : nullptr);
   return reading;
 }
 

@@ -62,6 +62,10 @@ struct PortHandles {
   std::unique_ptr<sys::AttributeDirectory> hw_counters;
   std::unique_ptr<sys::AttributeDirectory> netdev;
   std::string netdev_name;  // what `netdev` was opened for
+  // Directories found missing, looked for again on the next re-list only.
+  bool counters_absent = false;
+  bool counters_ext_absent = false;
+  bool hw_counters_absent = false;
 };
 
 // Reads /sys/class/infiniband/<device>/ports/<port>/. With `handles`, reads
