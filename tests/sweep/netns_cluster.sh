@@ -1,23 +1,36 @@
 #!/bin/sh
 # A cluster of network-namespace hosts behind one bridge, for the sweep's
-# end-to-end test. Everything is named fcsw-* and lives in namespaces this
-# script creates (the bridge too, in fcsw-sw), so the host's own network is
-# never touched.
+# end-to-end test. Everything is named $FCSW_PREFIX* (default fcsw-; the test
+# uses fcsw<its pid>- so two runs at once never touch each other) and lives in
+# namespaces this script creates (the bridge too, in ${PREFIX}sw), so the
+# host's own network is never touched.
 #
-#   netns_cluster.sh up N     hosts fcsw-h0..h{N-1} at 10.77.0.1..N/24, MTU 9000,
-#                             and a coordinator fcsw-c at 10.77.0.100
-#   netns_cluster.sh down     kills what runs in fcsw-* namespaces, deletes them
+#   netns_cluster.sh up N     hosts ${PREFIX}h0..h{N-1} at 10.77.0.1..N/24, MTU 9000,
+#                             and a coordinator ${PREFIX}c at 10.77.0.100
+#   netns_cluster.sh down     kills what runs in ${PREFIX}* namespaces, deletes them
 #
 # "up" cleans up after itself when any step fails (trap), and starts by
-# removing leftovers of an earlier run.
+# removing leftovers: its own prefix's, and those of earlier runs whose test
+# process is gone (fcsw<pid>- with no such pid: killed before its teardown).
 set -eu
-PREFIX=fcsw-
+PREFIX=${FCSW_PREFIX:-fcsw-}
+
+delete_ns() {
+  # Only processes inside our own namespaces: the agents a test started.
+  for pid in $(ip netns pids "$1" 2>/dev/null || true); do kill -9 "$pid" 2>/dev/null || true; done
+  ip netns del "$1" 2>/dev/null || true
+}
 
 down() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${PREFIX}" || true); do
-    # Only processes inside our own namespaces: the agents this test started.
-    for pid in $(ip netns pids "$ns" 2>/dev/null || true); do kill -9 "$pid" 2>/dev/null || true; done
-    ip netns del "$ns" 2>/dev/null || true
+    delete_ns "$ns"
+  done
+}
+
+reap() {
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^fcsw[0-9]+-' || true); do
+    owner=$(echo "$ns" | sed -E 's/^fcsw([0-9]+)-.*/\1/')
+    if ! kill -0 "$owner" 2>/dev/null; then delete_ns "$ns"; fi
   done
 }
 
@@ -32,6 +45,7 @@ host() {  # host NAMESPACE ADDRESS PORTNAME
 
 up() {
   n=$1
+  reap
   down
   trap 'echo "netns_cluster: setup failed, cleaning up" >&2; down' EXIT
   ip netns add ${PREFIX}sw

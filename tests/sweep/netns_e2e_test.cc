@@ -6,6 +6,11 @@
 //   h3 <-> h5 only: a 300 Mbit/s htb class for that destination, both ways -> slow link, not a node
 //   h6  agent killed after round 2                                      -> unreachable, the rest completes
 // Skipped, with the reason, when not root or when namespaces cannot be made.
+// The cluster and the sweep are expensive (about a minute), so they are built
+// and run once and one test checks every fault on that one result: ctest runs
+// each TEST of a binary in its own process, so four TESTs meant four clusters
+// and four sweeps. The namespaces are fcsw<pid>-*, removed in the teardown and,
+// if this process dies before it, by the next run's setup.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -26,6 +31,14 @@ namespace {
 
 constexpr int kHosts = 7;
 const std::string kScript = std::string(FABCHECK_SOURCE_DIR) + "/tests/sweep/netns_cluster.sh";
+
+// This process's namespace prefix: two runs at once (a developer and CI)
+// never share or delete each other's cluster.
+const std::string& Prefix() {
+  static const std::string kPrefix = "fcsw" + std::to_string(::getpid()) + "-";
+  return kPrefix;
+}
+std::string Ns(const std::string& name) { return Prefix() + name; }
 
 int Sh(const std::string& command) {
   int rc = std::system((command + " >/dev/null 2>&1").c_str());
@@ -68,12 +81,12 @@ class NetnsSweepTest : public ::testing::Test {
       skip_ = "needs iproute2 (ip, tc)";
       return;
     }
-    if (Sh(kScript + " up " + std::to_string(kHosts)) != 0) {
+    if (Sh(Script("up " + std::to_string(kHosts))) != 0) {
       skip_ = "cannot create network namespaces here (ip netns add failed)";
-      Sh(kScript + " down");
+      Sh(Script("down"));
       return;
     }
-    dir_ = ::testing::TempDir() + "/fcsw";
+    dir_ = ::testing::TempDir() + "/" + Prefix() + "e2e";
     Sh("mkdir -p " + dir_);
     std::ofstream(dir_ + "/token") << "fcsw-e2e-token\n";
     PlantFaults();
@@ -89,13 +102,19 @@ class NetnsSweepTest : public ::testing::Test {
       }
     }
     agents_.clear();
-    Sh(kScript + " down");  // also after a failed or crashed run: the script removes every fcsw-* namespace
+    Sh(Script("down"));  // also after a failed run: the script removes every namespace of this prefix
+    // Keep the agents' and the sweep's logs only when something failed (the
+    // failure messages name the folder).
+    const auto* suite = ::testing::UnitTest::GetInstance()->current_test_suite();
+    if (!dir_.empty() && suite && suite->Passed()) Sh("rm -rf " + dir_);
   }
 
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_TRUE(error_.empty()) << error_;
   }
+
+  static std::string Script(const std::string& args) { return "FCSW_PREFIX=" + Prefix() + " " + kScript + " " + args; }
 
   static void Tc(const std::string& ns, const std::string& args) {
     std::string cmd = "ip netns exec " + ns + " tc " + args;
@@ -104,15 +123,15 @@ class NetnsSweepTest : public ::testing::Test {
 
   static void PlantFaults() {
     // (1) h1: 100 Mbit/s both ways. Bursts above the 9000-byte MTU so jumbo frames pass.
-    Tc("fcsw-h1", "qdisc add dev eth0 root tbf rate 100mbit burst 128kb latency 100ms");
-    Tc("fcsw-sw", "qdisc add dev p1 root handle 1: htb default 10");
-    Tc("fcsw-sw", "class add dev p1 parent 1: classid 1:10 htb rate 100mbit ceil 100mbit burst 128kb");
+    Tc(Ns("h1"), "qdisc add dev eth0 root tbf rate 100mbit burst 128kb latency 100ms");
+    Tc(Ns("sw"), "qdisc add dev p1 root handle 1: htb default 10");
+    Tc(Ns("sw"), "class add dev p1 parent 1: classid 1:10 htb rate 100mbit ceil 100mbit burst 128kb");
     // (2) h2: MTU 1500 while its bridge port and everyone else say 9000.
-    if (Sh("ip -n fcsw-h2 link set eth0 mtu 1500") != 0) error_ += "cannot set h2 MTU\n";
+    if (Sh("ip -n " + Ns("h2") + " link set eth0 mtu 1500") != 0) error_ += "cannot set h2 MTU\n";
     // (3) the path h3 <-> h5 only: traffic to that one peer is classified
     // into a 300 Mbit/s htb class; everything else matches no class and htb
     // sends it directly, unshaped (default 99 names no class on purpose).
-    for (auto [ns, peer] : {std::pair{"fcsw-h3", 5}, std::pair{"fcsw-h5", 3}}) {
+    for (auto [ns, peer] : {std::pair{Ns("h3"), 5}, std::pair{Ns("h5"), 3}}) {
       Tc(ns, "qdisc add dev eth0 root handle 1: htb default 99");
       Tc(ns, "class add dev eth0 parent 1: classid 1:3 htb rate 300mbit ceil 300mbit burst 128kb quantum 9100");
       Tc(ns, "filter add dev eth0 parent 1: protocol ip prio 1 u32 match ip dst " + Addr(peer) + "/32 flowid 1:3");
@@ -121,7 +140,7 @@ class NetnsSweepTest : public ::testing::Test {
 
   static void StartAgents() {
     for (int i = 0; i < kHosts; ++i) {
-      agents_.push_back(Spawn({"ip", "netns", "exec", "fcsw-h" + std::to_string(i), FABCHECK_BINARY, "agent",
+      agents_.push_back(Spawn({"ip", "netns", "exec", Ns("h" + std::to_string(i)), FABCHECK_BINARY, "agent",
                                "--listen", Addr(i) + ":18521", "--name", "h" + std::to_string(i), "--data-iface",
                                "eth0", "--token-file", dir_ + "/token"},
                               dir_ + "/agent" + std::to_string(i) + ".log"));
@@ -145,7 +164,7 @@ class NetnsSweepTest : public ::testing::Test {
     for (int i = 0; i < kHosts; ++i) agents += (i ? "," : "") + Addr(i);
     int err = -1;
     auto t0 = std::chrono::steady_clock::now();
-    pid_t sweep = Spawn({"ip", "netns", "exec", "fcsw-c", FABCHECK_BINARY, "sweep", "--agents", agents, "--duration",
+    pid_t sweep = Spawn({"ip", "netns", "exec", Ns("c"), FABCHECK_BINARY, "sweep", "--agents", agents, "--duration",
                          "0.5s", "--lat-duration", "0.2s", "--bw-size", "256K", "--token-file", dir_ + "/token",
                          // One pair at a time: veth pairs share the CPU, so
                          // concurrent pairs would make each other look slow.
@@ -205,13 +224,20 @@ class NetnsSweepTest : public ::testing::Test {
     return result_.verdict.summary + "\n" + s.str() + "\nstderr:\n" + stderr_;
   }
 
+  static void CheckSlowHostIsNamedTheSlowNode();
+  static void CheckMtu1500HostIsNamedAnMtuHole();
+  static void CheckShapedPathIsALinkProblemNotANode();
+  static void CheckKilledAgentIsUnreachableAndTheRestCompletes();
+
   static inline std::string skip_, error_, dir_, stderr_;
   static inline std::vector<pid_t> agents_;
   static inline int sweep_exit_ = -1;
   static inline model::SweepResult result_;
 };
 
-TEST_F(NetnsSweepTest, SlowHostIsNamedTheSlowNode) {
+// The checks, one per planted fault. Each is a function so that a failed
+// ASSERT ends only its own check; the test below runs all four on the one result.
+void NetnsSweepTest::CheckSlowHostIsNamedTheSlowNode() {
   auto slow = Culprits(model::CulpritKind::kSlowNode);
   ASSERT_EQ(slow.size(), 1u) << Summary();
   EXPECT_EQ(slow[0].nodes, std::vector<int>{1}) << Summary();
@@ -219,7 +245,7 @@ TEST_F(NetnsSweepTest, SlowHostIsNamedTheSlowNode) {
   EXPECT_EQ(result_.members[1].name, "h1");
 }
 
-TEST_F(NetnsSweepTest, Mtu1500HostIsNamedAnMtuHole) {
+void NetnsSweepTest::CheckMtu1500HostIsNamedAnMtuHole() {
   auto holes = Culprits(model::CulpritKind::kMtuHoleNode);
   ASSERT_EQ(holes.size(), 1u) << Summary();
   EXPECT_EQ(holes[0].nodes, std::vector<int>{2});
@@ -235,7 +261,7 @@ TEST_F(NetnsSweepTest, Mtu1500HostIsNamedAnMtuHole) {
   EXPECT_TRUE(Culprits(model::CulpritKind::kMtuHoleLink).empty()) << Summary();
 }
 
-TEST_F(NetnsSweepTest, ShapedPathIsALinkProblemNotANode) {
+void NetnsSweepTest::CheckShapedPathIsALinkProblemNotANode() {
   auto links = Culprits(model::CulpritKind::kSlowLink);
   bool found = false;
   for (const auto& l : links) found |= l.nodes == std::vector<int>{3, 5};
@@ -246,7 +272,7 @@ TEST_F(NetnsSweepTest, ShapedPathIsALinkProblemNotANode) {
   }
 }
 
-TEST_F(NetnsSweepTest, KilledAgentIsUnreachableAndTheRestCompletes) {
+void NetnsSweepTest::CheckKilledAgentIsUnreachableAndTheRestCompletes() {
   EXPECT_FALSE(result_.members[6].reachable) << Summary();
   auto gone = Culprits(model::CulpritKind::kUnreachable);
   ASSERT_EQ(gone.size(), 1u) << Summary();
@@ -265,6 +291,25 @@ TEST_F(NetnsSweepTest, KilledAgentIsUnreachableAndTheRestCompletes) {
   }
   EXPECT_EQ(sweep_exit_, 2) << "failures found: exit code 2";
   EXPECT_NE(stderr_.find("round 7 of 7"), std::string::npos) << stderr_;
+}
+
+TEST_F(NetnsSweepTest, PlantedFaultsAreToldApartInOneSweep) {
+  {
+    SCOPED_TRACE("h1 at 100 Mbit/s is the slow node");
+    CheckSlowHostIsNamedTheSlowNode();
+  }
+  {
+    SCOPED_TRACE("h2 at MTU 1500 is an MTU hole");
+    CheckMtu1500HostIsNamedAnMtuHole();
+  }
+  {
+    SCOPED_TRACE("h3 <-> h5 shaped is a slow link, not a node");
+    CheckShapedPathIsALinkProblemNotANode();
+  }
+  {
+    SCOPED_TRACE("h6 killed after round 2 is unreachable, the rest completes");
+    CheckKilledAgentIsUnreachableAndTheRestCompletes();
+  }
 }
 
 }  // namespace
