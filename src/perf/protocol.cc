@@ -1,5 +1,6 @@
 #include "perf/protocol.h"
 
+#include <poll.h>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
@@ -219,6 +220,13 @@ void from_json(const nlohmann::json& j, SideMeasurement& m) {
   m.rx_peak_gbps = j.value("rx_peak_gbps", 0.0);
   m.validate_errors = j.value("validate_errors", uint64_t{0});
   m.validate_detail = j.value("validate_detail", "");
+}
+
+bool FramedControlChannel::PeerClosed() const {
+  // POLLRDHUP: the peer's FIN (or RST) arrived, even with unread messages
+  // still queued; plain POLLIN would also fire for a message sent early.
+  pollfd p{conn_.fd(), POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
 Result<nlohmann::json> FramedControlChannel::Exchange(std::string_view phase, const nlohmann::json& mine,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "perf/cpu_placement.h"
 #include "perf/socket.h"
 #include "perf/transport.h"
 
@@ -79,9 +80,7 @@ struct NetPlacement {
   std::optional<int> numa_node;  // the NIC's node; nullopt for virtual devices / unknown
 };
 NetPlacement FindNetPlacement(const std::string& local_addr);
-// CPUs of `node` allowed to this process; empty when unknown.
-std::vector<int> CpusOfNode(int node);
-// Pins the calling thread to `cpus` (no-op when empty).
-void PinThread(const std::vector<int>& cpus);
+using perf::CpusOfNode;
+using perf::PinThread;
 
 }  // namespace fabcheck::perf::tcp

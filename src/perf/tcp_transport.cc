@@ -65,29 +65,12 @@ uint64_t TcpTransport::MemoryNeeded(const TestParams& p, Role role) const {
 Status TcpTransport::SetupPlacement() {
   const EndpointSpec& spec = *local_.spec;
   place_ = FindNetPlacement(local_.control_local_addr);
-  switch (spec.numa.mode) {
-    case NumaSpec::Mode::kOff:
-      break;
-    case NumaSpec::Mode::kAuto:
-      if (place_.numa_node) {
-        cpus_ = CpusOfNode(*place_.numa_node);
-        if (!cpus_.empty()) bound_node_ = place_.numa_node;
-      } else {
-        notes_.push_back(fmt::format("numa auto: the NUMA node of {} is unknown (virtual or loopback device); "
-                                     "threads not pinned",
-                                     place_.netdev.empty() ? local_.control_local_addr : place_.netdev));
-      }
-      break;
-    case NumaSpec::Mode::kNode:
-      cpus_ = CpusOfNode(spec.numa.node);
-      if (cpus_.empty()) {
-        return FailedPreconditionError(fmt::format(
-            "--numa {}: NUMA node {} has no CPU this process may use (see lscpu; use --numa auto or off)",
-            spec.numa.node, spec.numa.node));
-      }
-      bound_node_ = spec.numa.node;
-      break;
-  }
+  ASSIGN_OR_RETURN(NumaBinding numa,
+                   ResolveNuma(spec.numa, place_.numa_node,
+                               place_.netdev.empty() ? local_.control_local_addr : place_.netdev));
+  cpus_ = std::move(numa.cpus);
+  bound_node_ = numa.node;
+  if (!numa.note.empty()) notes_.push_back(numa.note);
   if (spec.mem.is_cuda()) {
     auto cuda = dl::LoadCuda();
     if (!cuda.ok()) {

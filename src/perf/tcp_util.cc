@@ -1,11 +1,9 @@
 // Helpers of the TCP transport: patterns, the peak meter, buffers, data-socket
-// I/O with idle timeouts, and placement (netdev, NUMA node, CPUs).
+// I/O with idle timeouts, and placement (netdev, NUMA node).
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/socket.h>
 
 #include <fmt/format.h>
@@ -174,32 +172,6 @@ NetPlacement FindNetPlacement(const std::string& local_addr) {
     if (auto v = ParseInt(*node); v && *v >= 0) out.numa_node = static_cast<int>(*v);
   }
   return out;
-}
-
-std::vector<int> CpusOfNode(int node) {
-  auto root = sys::SysRoot::Live();
-  auto text = root.ReadAttribute(fmt::format("/sys/devices/system/node/node{}/cpulist", node));
-  if (!text.ok()) return {};
-  auto cpus = ParseCpuList(*text);
-  if (!cpus.ok()) return {};
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return *cpus;
-  std::vector<int> out;
-  for (int c : *cpus) {
-    if (c >= 0 && c < CPU_SETSIZE && CPU_ISSET(c, &allowed)) out.push_back(c);
-  }
-  return out;
-}
-
-void PinThread(const std::vector<int>& cpus) {
-  if (cpus.empty()) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int c : cpus) {
-    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-  }
-  (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
 }  // namespace fabcheck::perf::tcp

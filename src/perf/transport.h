@@ -172,6 +172,9 @@ class ControlChannel {
                                           std::chrono::milliseconds timeout) = 0;
   // "client 10.0.0.1:41234" / "server 10.0.0.2:18515": for error messages.
   virtual std::string PeerName() const = 0;
+  // Whether the peer has closed the control connection (it exited or was
+  // killed). Never blocks; for data loops that wait on something else.
+  virtual bool PeerClosed() const { return false; }
   // Exchange with an empty object: both sides have reached `phase`.
   Status Barrier(std::string_view phase, std::chrono::milliseconds timeout) {
     return Exchange(phase, nlohmann::json::object(), timeout).status();

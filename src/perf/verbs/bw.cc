@@ -83,6 +83,7 @@ Status VerbsTransport::RunBwPhase(uint64_t size, uint64_t count, bool measured, 
   if (receiver) {
     for (int q = 0; q < nq; ++q) RETURN_IF_ERROR(TopUpRecv(q, size));
   }
+  MarkPhaseStart();
   RETURN_IF_ERROR(control.Barrier("verbs.bw.start." + tag, local_.connect_timeout));
 
   std::vector<uint64_t> posted(nq, 0), done(nq, 0), target(nq, duration ? kOpen : count), received(nq, 0);
@@ -151,7 +152,7 @@ Status VerbsTransport::RunBwPhase(uint64_t size, uint64_t count, bool measured, 
       last_progress = Clock::now();
       idle = 0;
     } else if (++idle % 1024 == 0) {
-      RETURN_IF_ERROR(CheckStall(last_progress, phase));
+      RETURN_IF_ERROR(CheckStall(last_progress, phase, control));
     }
   }
   // The passive side of write/read learns here that the active side is done.

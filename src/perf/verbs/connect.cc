@@ -29,6 +29,7 @@ int AccessFlags() { return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IB
 
 Status VerbsTransport::CreateResources(ibv_context* ctx) {
   ctx_ = ctx;
+  RETURN_IF_ERROR(BindNuma(ctx));
   pd_.reset(ibv_alloc_pd(ctx));
   if (!pd_) return ErrnoError(errno, "ibv_alloc_pd on " + device_name_);
   const int qps = params_.streams;

@@ -52,6 +52,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
     RETURN_IF_ERROR(region_->Set(RecvSlot(0) + size - 1, 1, 0));
   }
   if (!read && !memory_poll) RETURN_IF_ERROR(TopUpRecv(0, size));
+  MarkPhaseStart();
   RETURN_IF_ERROR(control.Barrier("verbs.lat.start." + tag, local_.connect_timeout));
 
   std::vector<Clock::time_point> stamps;
@@ -74,7 +75,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
         last_progress = Clock::now();
       }
       if (!until_empty && outstanding < static_cast<uint64_t>(tx_depth_)) break;
-      if (n == 0 && ++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase));
+      if (n == 0 && ++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase, control));
       if (n == 0) MaybeYield(spins);
     }
     return Status::Ok();
@@ -85,7 +86,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
     if (memory_poll) {
       uint8_t want = static_cast<uint8_t>(i & 0xff);
       while (LoadByte(recv_tail) != want) {
-        if (++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase));
+        if (++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase, control));
         MaybeYield(spins);
       }
       last_progress = Clock::now();
@@ -100,7 +101,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
         last_progress = Clock::now();
         return TopUpRecv(0, size);
       }
-      if (++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase));
+      if (++spins % 4096 == 0) RETURN_IF_ERROR(CheckStall(last_progress, phase, control));
       MaybeYield(spins);
     }
   };

@@ -8,9 +8,11 @@
 #include <mutex>
 
 #include "base/log.h"
+#include "base/strings.h"
 #include "dl/cuda.h"
 #include "fabcheck/version.h"
 #include "perf/verbs/plan.h"
+#include "sys/sysroot.h"
 
 namespace fabcheck::perf::verbs {
 
@@ -132,7 +134,9 @@ model::PerfEndpoint VerbsTransport::Describe() const {
   e.notes.push_back(fmt::format("QPs: {} RC{}, send depth {}, signal every {}, inline up to {} B, {} outstanding reads",
                                 qp_list_.size(), params_.use_cm ? " via rdma_cm" : "", tx_depth_, signal_interval_,
                                 granted_inline_, read_depth_));
-  e.notes.push_back("numa: buffers and polling thread not bound (verbs transport)");
+  e.numa_node = numa_.node;
+  e.cpus = numa_.cpus;
+  if (!numa_.note.empty()) e.notes.push_back(numa_.note);
   return e;
 }
 
@@ -209,17 +213,55 @@ Status VerbsTransport::CompletionError(const ibv_wc& wc, std::string_view phase)
     case IBV_WC_WR_FLUSH_ERR: hint = "the QP is in error after an earlier failure"; break;
     default: break;
   }
-  return UnavailableError(fmt::format("{}: completion on QP {} failed with {} (vendor error {:#x}), peer {}{}{}", phase,
-                                      wc.wr_id >> 32, ibv_wc_status_str(wc.status), wc.vendor_err, peer_name_,
-                                      hint.empty() ? "" : ": ", hint));
+  return UnavailableError(fmt::format("{}: completion on QP {} failed with {} (vendor error {:#x}), peer {}{}{}{}",
+                                      phase, wc.wr_id >> 32, ibv_wc_status_str(wc.status), wc.vendor_err, peer_name_,
+                                      hint.empty() ? "" : ": ", hint,
+                                      wc.status == IBV_WC_RETRY_EXC_ERR ? RetryDiagnosis() : ""));
 }
 
-Status VerbsTransport::CheckStall(std::chrono::steady_clock::time_point last_progress, std::string_view phase) const {
+Status VerbsTransport::BindNuma(ibv_context* ctx) {
+  const std::string device = ibv_get_device_name(ctx->device);
+  std::optional<int> node;
+  auto text = sys::SysRoot::Live().ReadAttribute(fmt::format("/sys/class/infiniband/{}/device/numa_node", device));
+  if (text.ok()) {
+    if (auto v = ParseInt(*text); v && *v >= 0) node = static_cast<int>(*v);
+  }
+  ASSIGN_OR_RETURN(numa_, ResolveNuma(local_.spec->numa, node, device));
+  if (!numa_.cpus.empty()) {
+    affinity_restore_.emplace();
+    PinThread(numa_.cpus);
+  }
+  return Status::Ok();
+}
+
+void VerbsTransport::MarkPhaseStart() {
+  if (!device_name_.empty()) retry_at_phase_start_ = ReadRetryCounters(sys::SysRoot::Live(), device_name_, port_.port);
+}
+
+std::string VerbsTransport::RetryDiagnosis() const {
+  if (device_name_.empty()) return "";
+  std::string grown =
+      DescribeRetryGrowth(retry_at_phase_start_, ReadRetryCounters(sys::SysRoot::Live(), device_name_, port_.port));
+  if (grown.empty()) return "";
+  return fmt::format(
+      "; meanwhile {} port {} retransmitted ({}): the path loses packets (an MTU below the path MTU {} on a link or "
+      "switch, a link down, congestion drops); check the switch port MTUs and counters, and run `fabcheck doctor`",
+      device_name_, port_.port, grown, path_mtu_);
+}
+
+Status VerbsTransport::CheckStall(std::chrono::steady_clock::time_point last_progress, std::string_view phase,
+                                  const ControlChannel& control) const {
   if (local_.cancelled()) return CancelledError(fmt::format("{}: cancelled ({})", phase, peer_name_));
   auto idle = std::chrono::steady_clock::now() - last_progress;
+  if (idle > std::chrono::seconds(1) && control.PeerClosed()) {
+    return UnavailableError(fmt::format("{}: peer {} closed its control connection mid-test (it exited or was killed)",
+                                        phase, peer_name_));
+  }
   if (idle > local_.io_timeout) {
-    return DeadlineExceededError(fmt::format("{}: no completion for {} ms from peer {} (it stalled or died)", phase,
-                                             local_.io_timeout.count(), peer_name_));
+    std::string diagnosis = RetryDiagnosis();
+    return DeadlineExceededError(fmt::format("{}: no completion for {} ms from peer {}{}", phase,
+                                             local_.io_timeout.count(), peer_name_,
+                                             diagnosis.empty() ? " (it stalled or died)" : diagnosis));
   }
   return Status::Ok();
 }

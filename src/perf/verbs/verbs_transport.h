@@ -15,12 +15,14 @@
 #include <vector>
 
 #include "base/status.h"
+#include "perf/cpu_placement.h"
 #include "perf/transport.h"
 #include "perf/verbs/conn_info.h"
 #include "perf/verbs/device.h"
 #include "perf/verbs/gid.h"
 #include "perf/verbs/memory.h"
 #include "perf/verbs/objects.h"
+#include "perf/verbs/retry_counters.h"
 
 namespace fabcheck::perf::verbs {
 
@@ -64,11 +66,23 @@ class VerbsTransport final : public Transport {
   Status PostOne(int qp, uint64_t size, uint64_t wr_id, bool signalled, bool last_of_phase);
   // A failed completion as an error naming the peer, the phase and the likely cause.
   Status CompletionError(const ibv_wc& wc, std::string_view phase) const;
-  // DeadlineExceeded/Cancelled when no progress for io_timeout or the engine cancelled.
-  Status CheckStall(std::chrono::steady_clock::time_point last_progress, std::string_view phase) const;
+  // Binds this thread (and so the first touch of the buffers) per --numa to
+  // the device's NUMA node; the thread's affinity is restored on destruction.
+  Status BindNuma(ibv_context* ctx);
+  // Remembers the port's retry counters at the start of a phase.
+  void MarkPhaseStart();
+  // " (meanwhile DEV port N retransmitted: ...; the path loses packets...)" or "".
+  std::string RetryDiagnosis() const;
+  // Cancelled when the engine cancelled; Unavailable when the peer closed the
+  // control connection after a second without progress (it died: no need to
+  // wait out the timeout); DeadlineExceeded, with the retry counters' story,
+  // after io_timeout without progress.
+  Status CheckStall(std::chrono::steady_clock::time_point last_progress, std::string_view phase,
+                    const ControlChannel& control) const;
   // How long a passive side waits for the active side to finish a phase.
   std::chrono::milliseconds PhaseTimeout(uint64_t size, uint64_t count) const;
 
+  std::optional<ScopedAffinity> affinity_restore_;
   TestParams params_;
   LocalContext local_;
   std::string peer_name_;
@@ -103,6 +117,8 @@ class VerbsTransport final : public Transport {
   int rx_depth_ = 0;
   int signal_interval_ = 1;
   std::vector<int> rx_outstanding_;  // receives posted and not yet completed, per QP
+  NumaBinding numa_;
+  CounterValues retry_at_phase_start_;
   std::vector<std::string> notes_;
 };
 
