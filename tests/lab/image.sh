@@ -41,7 +41,10 @@ guest_pkgs=(
   libgssapi-krb5-2 libkrb5-3 libk5crypto3 libkrb5support0 libcom-err2 libkeyutils1
 )
 # Modules the lab loads; their dependencies are resolved with modprobe.
-modules=(rdma_rxe ib_uverbs rdma_ucm ib_umad veth sch_netem crc32_generic crc32_pclmul virtio_net virtio_pci)
+# sch_ingress, cls_basic, em_meta and act_gact drop oversize frames on a
+# link (the faults suite's MTU mismatch) without touching either netdev.
+modules=(rdma_rxe ib_uverbs rdma_ucm ib_umad veth sch_netem sch_ingress cls_basic em_meta act_gact
+         crc32_generic crc32_pclmul virtio_net virtio_pci)
 
 # Versions as apt would download them now (one apt-cache call: each costs ~2 s).
 all_pkgs=("$kernel_pkg" "${guest_pkgs[@]}")

@@ -31,6 +31,13 @@ now_ms() { awk '{printf "%d\n", $1 * 1000}' /proc/uptime; }
 # hw counter of an rxe port: hwc rxe0 completer_retry_err
 hwc() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo 0; }
 
+# The same counter as the exporter serves it (one `--once` scrape of the live
+# node): exp_counter rxe1 fabcheck_rdma_hw_completer_retry_err_total
+exp_counter() {  # DEV METRIC
+  "$FABCHECK" exporter --once --ethtool off --kubelet-socket none 2>/dev/null |
+    awk -v d="device=\"$1\"" -v m="$2{" 'index($0, m) == 1 && index($0, d) {print $NF; exit}'
+}
+
 have_fabcheck() { [ -x "$FABCHECK" ] && "$FABCHECK" version >/dev/null 2>&1; }
 # Whether the fabcheck binary has a given subcommand.
 fabcheck_has() { have_fabcheck && "$FABCHECK" --help 2>&1 | grep -qE "^  *$1( |$)"; }
@@ -101,7 +108,7 @@ jget() {
 FC_PORT=18600
 fc_perf() {
   name=$1; shift
-  timeout 180 "$FABCHECK" perf run "$LAB_IP_A" --port "$FC_PORT" --transport verbs --timeout 60 --json "$@" \
+  timeout 180 "$FABCHECK" perf run "$LAB_IP_A" --port "$FC_PORT" --transport verbs --timeout "${FC_TIMEOUT:-60}" --json "$@" \
     >"/tmp/fc_$name.json" 2>"/tmp/fc_$name.err"
 }
 fc_err() { tail -3 "/tmp/fc_$1.err" | tr '\n' ' '; }

@@ -93,6 +93,7 @@ fi
 
 # Negotiated MTU: veth0 9000 (rxe0 active 4096), veth1 1500 (rxe1 1024).
 $IP link set veth0 mtu 9000
+$IP link set veth1 mtu 1500
 sleep 0.5
 if fc_perf mtu $devs --test bw --op write --size 8192 --iters 100; then
   cm=$(jget /tmp/fc_mtu.json client.mtu); sm=$(jget /tmp/fc_mtu.json server_endpoint.mtu)
@@ -108,6 +109,8 @@ else
     pass "--mtu 4096 over a 1024 path refused with the reason" || fail "--mtu 4096 refused without the reason: $(fc_err mtu4096)"
 fi
 $IP link set veth0 mtu "$mtu"
+$IP link set veth1 mtu "$mtu"
+sleep 0.5
 
 stop_pid "$SERVE_PID"
 else

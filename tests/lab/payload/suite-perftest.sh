@@ -15,6 +15,15 @@ for t in write read send; do
     fail "perftest ib_${t}_bw: $(tail -2 /tmp/pt_${t}_bw.log | tr '\n' ' ')"
   fi
 done
+# Several QPs, beside fabcheck's --qps 4 (perftest: one process, -q 4).
+if pt_pair pt_write_bw_4qp ib_write_bw -s "$size" -n 200 -q 4 --report_gbits -F; then
+  bw=$(perftest_field /tmp/pt_write_bw_4qp.log "$size" 4)
+  say "perftest ib_write_bw -q 4 $size B: $bw Gb/s"
+  result "perftest.write_bw_4qp.$size" "$bw"
+  awk -v b="$bw" 'BEGIN { exit !(b > 0) }' && pass "perftest ib_write_bw -q 4" || fail "perftest ib_write_bw -q 4 measured '$bw' Gb/s"
+else
+  fail "perftest ib_write_bw -q 4: $(tail -2 /tmp/pt_write_bw_4qp.log | tr '\n' ' ')"
+fi
 if pt_pair pt_write_lat ib_write_lat -s 2 -n "$lat_iters" -F; then
   typ=$(perftest_field /tmp/pt_write_lat.log 2 5)
   p99=$(perftest_field /tmp/pt_write_lat.log 2 8)
