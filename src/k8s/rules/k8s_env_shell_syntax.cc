@@ -32,7 +32,9 @@ void Check(const Context& ctx, Reporter& out) {
   for (const auto& pod : ctx.pods) {
     for (const auto& c : pod.containers) {
       for (const auto& e : c.env) {
-        if (!e.has_value) continue;
+        // A multi-line value is a script kept in a variable (run later by
+        // `sh -c "$WORKER_COMMAND"`): its $ belong to that shell.
+        if (!e.has_value || e.value.find('\n') != std::string::npos) continue;
         std::string ref = ShellReference(e.value);
         if (ref.empty()) continue;
         std::string name = ref;
