@@ -102,5 +102,50 @@ TEST(Public, MultusRoleBoundToAUserIsStillReported) {
   EXPECT_EQ(testing::CountId(testing::LintText(user), "cluster.rbac.network-admin"), 1);
 }
 
+TEST(Profiles, OpenShiftEnforcesAnEnforceLabelAsWritten) {
+  // OpenShift's synchronizer sets only the warn and audit labels (OpenShift
+  // docs, "Understanding and managing pod security admission"): a namespace
+  // that enforces baseline rejects IPC_LOCK there too.
+  std::string yaml = R"(apiVersion: v1
+kind: Namespace
+metadata:
+  name: train
+  labels: {pod-security.kubernetes.io/enforce: baseline}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: train}
+spec:
+  containers:
+    - name: c
+      image: busybox
+      securityContext: {capabilities: {add: [IPC_LOCK]}}
+)";
+  for (const char* profile : {"generic", "openshift"}) {
+    LintResult r = testing::LintText(yaml, profile);
+    ASSERT_EQ(testing::CountId(r, "k8s.psa.incompatible"), 1) << profile << "\n" << Describe(r);
+    for (const auto& f : r.findings) {
+      if (f.finding.id == "k8s.psa.incompatible") EXPECT_EQ(f.level, Level::kError) << profile;
+    }
+  }
+}
+
+TEST(Config, GlobalNamespacesParamAllowsSharedNetworks) {
+  std::string pod = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+  namespace: team-a
+  annotations: {k8s.v1.cni.cncf.io/networks: "shared-nets/roce-a"}
+spec:
+  containers: [{name: c, image: busybox}]
+)";
+  EXPECT_EQ(testing::CountId(testing::LintText(pod), "k8s.nad.cross-namespace"), 1);
+  auto config = ParseLintConfig("params: {k8s.nad.cross-namespace: {globalNamespaces: [shared-nets]}}\n", "c.yaml");
+  ASSERT_TRUE(config.ok());
+  ASSERT_TRUE(ValidateConfig(*config).ok());
+  EXPECT_EQ(testing::CountId(testing::LintText(pod, "generic", *config), "k8s.nad.cross-namespace"), 0);
+}
+
 }  // namespace
 }  // namespace fabcheck::k8s
