@@ -3,10 +3,12 @@
 collector on the same generated 16-NIC sysroot, in one run, on loopback.
 
   bench/exporter_bench.py --build build        # writes the fixture, runs both, prints ratios
+  bench/exporter_bench.py --build build --rounds 5 --json out.json
 
 Measures, interleaving the two exporters so machine noise hits both alike:
   1. scrape latency (client-side, keep-alive, gzip as Prometheus asks) over N
-     scrapes of each, and each exporter's own collector time;
+     scrapes of each, in R rounds (the ratio reported is the median of the
+     rounds' ratios), and each exporter's own collector time;
   2. fabcheck's resident memory over 10,000 scrapes (flat = no leak);
   3. 50 concurrent scrapers for 60 s against fabcheck: every answer must be a
      complete 200.
@@ -90,7 +92,8 @@ def main():
     ap.add_argument("--build", default="build", help="CMake build directory (fabcheck and write_fabric_fixture)")
     ap.add_argument("--fabcheck", help="the fabcheck binary (default: BUILD/src/app/fabcheck)")
     ap.add_argument("--nics", type=int, default=16)
-    ap.add_argument("--scrapes", type=int, default=400, help="latency samples per exporter")
+    ap.add_argument("--scrapes", type=int, default=400, help="latency samples per exporter and round")
+    ap.add_argument("--rounds", type=int, default=3, help="latency rounds; the median of their ratios is reported")
     ap.add_argument("--memory-scrapes", type=int, default=10000)
     ap.add_argument("--concurrency", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=60)
@@ -130,13 +133,21 @@ def main():
             fcs.get(), nes.get()
         lat = {"fabcheck": [], "node_exporter": []}
         own = {"fabcheck": [], "node_exporter": []}
-        for _ in range(args.scrapes):
-            for name, s in (("fabcheck", fcs), ("node_exporter", nes)):
-                t0 = time.perf_counter()
-                status, body = s.get()
-                lat[name].append(time.perf_counter() - t0)
-                if status != 200:
-                    sys.exit(f"exporter_bench: {name} answered {status}")
+        round_ratios = []
+        gzip_bytes = {}
+        for _ in range(args.rounds):
+            this = {"fabcheck": [], "node_exporter": []}
+            for _ in range(args.scrapes):
+                for name, s in (("fabcheck", fcs), ("node_exporter", nes)):
+                    t0 = time.perf_counter()
+                    status, body = s.get()
+                    this[name].append(time.perf_counter() - t0)
+                    gzip_bytes[name] = len(body)
+                    if status != 200:
+                        sys.exit(f"exporter_bench: {name} answered {status}")
+            round_ratios.append(statistics.median(this["fabcheck"]) / statistics.median(this["node_exporter"]))
+            for name in lat:
+                lat[name] += this[name]
         # Each exporter's own collection time, uncompressed, from a few extra scrapes.
         def plain(port):
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
@@ -154,15 +165,19 @@ def main():
         p90 = {k: sorted(v)[int(len(v) * 0.9)] for k, v in lat.items()}
         own_med = {k: statistics.median([x for x in v if x is not None]) for k, v in own.items()}
 
-        # 2. Memory over many scrapes.
+        # 2. Memory over many scrapes, sampled every tenth of the run.
         rss_start = rss_kib(fc.pid)
         s = Scraper(fc_port)
         rss_mid = None
+        rss_samples = []
+        step = max(1, args.memory_scrapes // 10)
         t0 = time.time()
-        for i in range(args.memory_scrapes):
+        for i in range(1, args.memory_scrapes + 1):
             s.get()
-            if i == args.memory_scrapes // 10:
-                rss_mid = rss_kib(fc.pid)
+            if i % step == 0:
+                rss_samples.append(rss_kib(fc.pid))
+                if rss_mid is None:
+                    rss_mid = rss_samples[-1]
         mem_seconds = time.time() - t0
         rss_end = rss_kib(fc.pid)
 
@@ -199,11 +214,13 @@ def main():
             "series": {"fabcheck_all": fc_series, "node_exporter_infiniband": ne_series},
             "scrape_latency_median_ms": {k: v * 1e3 for k, v in med.items()},
             "scrape_latency_p90_ms": {k: v * 1e3 for k, v in p90.items()},
-            "latency_ratio_fabcheck_over_node_exporter": med["fabcheck"] / med["node_exporter"],
+            "latency_ratio_fabcheck_over_node_exporter": statistics.median(round_ratios),
+            "latency_ratio_rounds": round_ratios,
+            "gzip_body_bytes": gzip_bytes,
             "collector_time_median_ms": {k: v * 1e3 for k, v in own_med.items()},
             "collector_ratio_fabcheck_over_node_exporter": own_med["fabcheck"] / own_med["node_exporter"],
-            "rss_kib": {"start": rss_start, f"after_{args.memory_scrapes // 10}": rss_mid,
-                        f"after_{args.memory_scrapes}": rss_end},
+            "rss_kib": {"start": rss_start, f"after_{step}": rss_mid,
+                        f"after_{args.memory_scrapes}": rss_end, f"every_{step}": rss_samples},
             "rss_growth_after_warmup_ratio": rss_end / rss_mid if rss_mid else None,
             "memory_scrapes_per_second": args.memory_scrapes / mem_seconds,
             "concurrent": {"scrapers": args.concurrency, "seconds": args.seconds, "scrapes": sum(counts),

@@ -135,10 +135,16 @@ void AddPortMetrics(const PortReading& r, const Labels& labels, MetricSet& out) 
     out.Add("fabcheck_rdma_port_link_width_lanes", "Active lanes of the port (the 4 of 4X in ports/<n>/rate).",
             kGauge, labels, r.width);
   }
+  // Known counters pass the catalog's name and help as they are (no string
+  // built per sample); only a file the catalog lacks gets them formatted.
   for (const CounterValue& c : r.counters) {
     const CounterSpec* spec = FindPmaCounter(c.file);
-    std::string help = spec ? std::string(spec->help) : fmt::format("Port counter counters/{}.", c.file);
-    out.Add(PmaCounterMetricName(c.file), help, kCounter, labels, static_cast<double>(c.value));
+    if (spec) {
+      out.Add(spec->metric, spec->help, kCounter, labels, static_cast<double>(c.value));
+    } else {
+      out.Add(PmaCounterMetricName(c.file), fmt::format("Port counter counters/{}.", c.file), kCounter, labels,
+              static_cast<double>(c.value));
+    }
     if (c.saturated) {
       out.Add("fabcheck_rdma_port_pma_saturated",
               "1 for a legacy fixed-width PMA counter stuck at its maximum: it no longer counts until reset.", kGauge,
@@ -153,9 +159,13 @@ void AddPortMetrics(const PortReading& r, const Labels& labels, MetricSet& out) 
   }
   for (const CounterValue& c : r.hw_counters) {
     const CounterSpec* spec = FindHwCounter(c.file);
-    std::string help = spec ? std::string(spec->help)
-                            : fmt::format("Driver counter hw_counters/{} (see the driver's documentation).", c.file);
-    out.Add(HwCounterMetricName(c.file), help, kCounter, labels, static_cast<double>(c.value));
+    if (spec) {
+      out.Add(spec->metric, spec->help, kCounter, labels, static_cast<double>(c.value));
+    } else {
+      out.Add(HwCounterMetricName(c.file),
+              fmt::format("Driver counter hw_counters/{} (see the driver's documentation).", c.file), kCounter,
+              labels, static_cast<double>(c.value));
+    }
   }
   if (r.lifespan_ms) {
     out.Add("fabcheck_rdma_hw_counters_lifespan_seconds",

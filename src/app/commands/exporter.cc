@@ -191,8 +191,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
   cmd->footer(
-      "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_hw_* (hw_counters/), fabcheck_netdev_* "
-      "(netdev, PFC) and fabcheck_exporter_* (the exporter itself); see docs/exporter.md.\n\n"
+      "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_port_ext_* (counters_ext/, the 64-bit "
+      "counters of kernels before 4.5), fabcheck_rdma_hw_* (hw_counters/), fabcheck_netdev_* (netdev, PFC) and "
+      "fabcheck_exporter_* (the exporter itself); see docs/exporter.md.\n"
+      "/metrics is gzip-compressed when the scraper accepts it (Prometheus does), once per collection.\n\n"
       "Examples:\n"
       "  fabcheck exporter                                  # serve on :9877 from this node\n"
       "  fabcheck exporter --listen 127.0.0.1:9877 --ethtool off\n"
