@@ -209,6 +209,41 @@ TEST(RendezvousProcesses, ARankFailingBeforeTheMeetingStopsTheOthers) {
       << ranks[0].out;
 }
 
+// The real binary, ranks started as srun would, on a machine without a GPU:
+// every rank stops with the reason and exit 3 within seconds; none waits for
+// the others at the rendezvous.
+TEST(RendezvousProcesses, CollRanksWithoutAGpuStopQuickly) {
+  if (::access("/dev/nvidia0", F_OK) == 0) GTEST_SKIP() << "a GPU is present: the real run is tested on the GPU machine";
+  const std::string dir = Dir();
+  const std::string coordinator = "127.0.0.1:" + std::to_string(FreePort());
+  std::vector<Rank> ranks;
+  for (int r = 0; r < 2; ++r) {
+    Rank k;
+    k.log = dir + "/bin." + std::to_string(r) + ".log";
+    k.pid = ::fork();
+    if (k.pid == 0) {
+      ::unsetenv("FABCHECK_RANK");
+      ::unsetenv("RANK");
+      ::setenv("SLURM_PROCID", std::to_string(r).c_str(), 1);
+      ::setenv("SLURM_NTASKS", "2", 1);
+      int fd = ::open(k.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execl(FABCHECK_BINARY, FABCHECK_BINARY, "coll", "--coordinator", coordinator.c_str(), "--nccl-log-dir",
+              (dir + "/nccl").c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ranks.push_back(k);
+  }
+  auto start = std::chrono::steady_clock::now();
+  Finish(ranks, 60);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks[r].code, 3) << ranks[r].out;
+    EXPECT_NE(ranks[r].out.find("fabcheck coll: rank " + std::to_string(r) + ": "), std::string::npos) << ranks[r].out;
+  }
+}
+
 // Two namespaces joined by a veth pair: rank 0 on "nodeA" (10.79.0.1), ranks
 // 1 and 2 on "nodeB" (10.79.0.2), as on two machines.
 class RendezvousNetns : public ::testing::Test {

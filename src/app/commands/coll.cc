@@ -125,12 +125,13 @@ int Run(const Options& o) {
   auto env = DetectRank(o.world);
   if (!env.ok()) return Fail(env.status());
   std::optional<std::string> token;
-  if (!o.token_file.empty()) {
+  if (const char* t = std::getenv("FABCHECK_RENDEZVOUS_TOKEN"); t != nullptr && *t != '\0') {
+    // Set by --nprocs for its ranks: it wins over a FABCHECK_TOKEN_FILE meant for sweep/agent.
+    token = t;
+  } else if (!o.token_file.empty()) {
     auto t = control::ReadTokenFile(o.token_file);
     if (!t.ok()) return Fail(InvalidArgumentError(t.status().message()));
     token = *t;
-  } else if (const char* t = std::getenv("FABCHECK_RENDEZVOUS_TOKEN"); t != nullptr && *t != '\0') {
-    token = t;
   }
   char hostname[256] = {};
   ::gethostname(hostname, sizeof(hostname) - 1);
