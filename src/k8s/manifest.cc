@@ -141,13 +141,12 @@ void AddYamlText(std::string_view text, const std::string& file, ManifestSet& se
     return;
   }
   int index = 0;
-  bool templated = text.find("{{") != std::string_view::npos && text.find("}}") != std::string_view::npos;
+  if (text.find("{{") != std::string_view::npos && text.find("}}") != std::string_view::npos) {
+    set.template_files.insert(file);
+  }
   for (auto& doc : ParseYamlStream(text)) {
     ++set.documents;
-    for (auto& issue : doc.issues) {
-      if (templated && issue.kind == YamlIssue::Kind::kSyntax) set.template_files.insert(file);
-      set.yaml_issues.push_back({file, std::move(issue)});
-    }
+    for (auto& issue : doc.issues) set.yaml_issues.push_back({file, std::move(issue)});
     if (doc.root) AddObject(doc.root, file, index, set, from_folder);
     ++index;
   }

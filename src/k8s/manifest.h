@@ -59,7 +59,8 @@ struct ManifestSet {
   // next to their manifests; reporting each as schema.invalid would bury the
   // real findings. A file named on the command line is still checked strictly.
   std::vector<BadDocument> skipped_documents;
-  // Files with Go/Helm template actions ({{ ... }}) that did not parse.
+  // Files with Go/Helm template markup ({{ ... }}): their YAML and schema
+  // findings say to lint the rendered output instead.
   std::set<std::string> template_files;
   int documents = 0;
 

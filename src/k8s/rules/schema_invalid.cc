@@ -31,12 +31,17 @@ const std::map<std::string, std::set<std::string>>& ApiVersions() {
 
 class Checker {
  public:
-  Checker(const Object& obj, const PodView* pod, Reporter& out) : obj_(obj), pod_(pod), out_(out) {}
+  Checker(const Context& ctx, const Object& obj, const PodView* pod, Reporter& out)
+      : obj_(obj), pod_(pod), out_(out), template_file_(ctx.set.template_files.count(obj.file) > 0) {}
 
   void Fail(const YNode& node, const std::string& path, const std::string& message) {
     Report r = pod_ ? PodReport(*pod_, nullptr, node.LineOr(obj_.line), "") : ObjectReport(obj_, node.LineOr(obj_.line), "");
     r.column = node.column;
     r.message = path + ": " + message;
+    if (template_file_) {
+      r.message += " (the file holds {{ ... }} template markup: lint what the template renders, e.g. "
+                   "'helm template CHART | fabcheck k8s lint -')";
+    }
     if (node.IsScalar()) r.evidence.push_back(path + " = " + (node.quoted ? "\"" + node.value + "\"" : node.value));
     out_.Add(std::move(r));
   }
@@ -133,10 +138,11 @@ class Checker {
   const Object& obj_;
   const PodView* pod_;
   Reporter& out_;
+  bool template_file_;
 };
 
 void CheckObject(const Context& ctx, const Object& obj, Reporter& out) {
-  Checker check(obj, nullptr, out);
+  Checker check(ctx, obj, nullptr, out);
   const YNode& meta = obj.Metadata();
   check.Map(meta, "metadata");
   // Component configurations (kubeconfig, KubeletConfiguration, kind or
@@ -198,7 +204,7 @@ void Check(const Context& ctx, Reporter& out) {
   }
   for (const auto& obj : ctx.set.objects) CheckObject(ctx, obj, out);
   for (const auto& pod : ctx.pods) {
-    Checker check(*pod.owner, &pod, out);
+    Checker check(ctx, *pod.owner, &pod, out);
     check.PodSpec(*pod.spec, pod.owner->kind == "Pod" ? "spec" : "template.spec");
     check.StringMap(pod.meta->Get("annotations"), "template.metadata.annotations");
     if (!pod.networks_error.empty()) {
