@@ -107,6 +107,13 @@ TEST(Public, MultusRoleBoundToAUserIsStillReported) {
   EXPECT_EQ(testing::CountId(testing::LintText(user), "cluster.rbac.network-admin"), 1);
 }
 
+TEST(Public, SharedDevicePluginPodNeedsANetworkOnlyWhenTheLinkIsNotKnownToBeIb) {
+  std::string text = ReadFile(kPublic + "/rdma-shared-dp-configmap.yaml");
+  std::string pod = text.substr(text.rfind("---\n") + 4);
+  EXPECT_EQ(testing::CountId(testing::LintText(pod), "k8s.rdma.no-network"), 1);  // the ConfigMap is not in the set
+  EXPECT_EQ(testing::CountId(testing::LintText(text), "k8s.rdma.no-network"), 0);  // ib0/ib1: InfiniBand
+}
+
 TEST(Profiles, OpenShiftEnforcesAnEnforceLabelAsWritten) {
   // OpenShift's synchronizer sets only the warn and audit labels (OpenShift
   // docs, "Understanding and managing pod security admission"): a namespace
