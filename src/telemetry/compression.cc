@@ -1,14 +1,46 @@
 #include "telemetry/compression.h"
 
 #include <zlib.h>
+#if FABCHECK_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #include <cctype>
 #include <cstdlib>
+#include <memory>
 
 #include "base/strings.h"
 
 namespace fabcheck::telemetry {
 
+#if FABCHECK_HAVE_LIBDEFLATE
+namespace {
+struct CompressorDeleter {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+}  // namespace
+
+// libdeflate compresses a whole buffer 2-3x faster than zlib at the same
+// level and ratio (it was 16% of the exporter's CPU with zlib level 1). One
+// compressor per thread and level, kept: allocating one costs more than a
+// small body's compression. In practice only the collection thread calls this.
+Result<std::string> GzipCompress(std::string_view data, int level) {
+  thread_local std::unique_ptr<libdeflate_compressor, CompressorDeleter> compressor;
+  thread_local int compressor_level = -1;
+  if (!compressor || compressor_level != level) {
+    compressor.reset(libdeflate_alloc_compressor(level));
+    compressor_level = level;
+    if (!compressor) return InternalError("gzip: cannot allocate a libdeflate compressor (level " +
+                                          std::to_string(level) + ")");
+  }
+  std::string out;
+  out.resize(libdeflate_gzip_compress_bound(compressor.get(), data.size()));
+  size_t produced = libdeflate_gzip_compress(compressor.get(), data.data(), data.size(), out.data(), out.size());
+  if (produced == 0) return InternalError("gzip: libdeflate found its output bound too small");
+  out.resize(produced);
+  return out;
+}
+#else
 Result<std::string> GzipCompress(std::string_view data, int level) {
   z_stream stream{};
   // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
@@ -29,6 +61,7 @@ Result<std::string> GzipCompress(std::string_view data, int level) {
   out.resize(produced);
   return out;
 }
+#endif
 
 bool AcceptsGzip(std::string_view accept_encoding) {
   for (const std::string& item : Split(accept_encoding, ',')) {
