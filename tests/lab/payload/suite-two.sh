@@ -25,6 +25,7 @@ if [ "$role" = server ]; then
   say "perftest servers done; waiting for the client's end"
   timeout 400 nc -l -p 18700 >/tmp/client-done 2>&1
   say "client says: $(cat /tmp/client-done)"
+  [ -f /tmp/fc_serve.log ] && say "fabcheck perf serve log: $(tail -5 /tmp/fc_serve.log | tr '\n' ' ')"
   [ -n "${SERVE_PID:-}" ] && stop_pid "$SERVE_PID"
 else
   for i in $(seq 1 100); do ping -c 1 -W 1 "$LAB_IP_B" >/dev/null 2>&1 && break; sleep 0.2; done
