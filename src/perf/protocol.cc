@@ -222,11 +222,23 @@ void from_json(const nlohmann::json& j, SideMeasurement& m) {
   m.validate_detail = j.value("validate_detail", "");
 }
 
-bool FramedControlChannel::PeerClosed() const {
+std::optional<Status> FramedControlChannel::PeerGone() {
   // POLLRDHUP: the peer's FIN (or RST) arrived, even with unread messages
   // still queued; plain POLLIN would also fire for a message sent early.
   pollfd p{conn_.fd(), POLLRDHUP, 0};
-  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+  if (::poll(&p, 1, 0) <= 0 || (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) == 0) return std::nullopt;
+  // A peer that failed sent its reason before closing: find it among what is
+  // still queued (its own phase messages may come first).
+  constexpr int kQueuedMessages = 8;
+  for (int i = 0; i < kQueuedMessages; ++i) {
+    auto message = conn_.Expect("phase", "mid-test", std::chrono::milliseconds(200), kMaxFrame);
+    if (!message.ok()) {
+      if (message.status().code() == StatusCode::kAborted) return message.status();
+      break;
+    }
+  }
+  return UnavailableError(
+      fmt::format("peer {} closed its control connection mid-test (it exited or was killed)", conn_.peer()));
 }
 
 Result<nlohmann::json> FramedControlChannel::Exchange(std::string_view phase, const nlohmann::json& mine,

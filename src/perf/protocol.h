@@ -111,7 +111,7 @@ class FramedControlChannel : public ControlChannel {
   Result<nlohmann::json> Exchange(std::string_view phase, const nlohmann::json& mine,
                                   std::chrono::milliseconds timeout) override;
   std::string PeerName() const override { return conn_.peer(); }
-  bool PeerClosed() const override;
+  std::optional<Status> PeerGone() override;
 
  private:
   FramedConnection& conn_;

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "perf/cpu_placement.h"
+#include "perf/peak_meter.h"
 #include "perf/socket.h"
 #include "perf/transport.h"
 
@@ -27,23 +28,7 @@ void FillPattern(char* buf, size_t len, uint64_t seed);
 // Offset of the first wrong byte, or nullopt when the buffer matches.
 std::optional<size_t> CheckPattern(const char* buf, size_t len, uint64_t seed);
 
-// 10 ms buckets of bytes moved, shared by a side's threads; the peak is the
-// best full bucket (the first and last, partial, are ignored).
-class PeakMeter {
- public:
-  explicit PeakMeter(Clock::time_point start, size_t buckets = 65536)
-      : start_(start), buckets_(std::make_unique<std::atomic<uint64_t>[]>(buckets)), count_(buckets) {}
-  void Add(Clock::time_point now, uint64_t bytes);
-  double PeakGbps() const;
-
- private:
-  static constexpr double kBucketS = 0.010;
-  Clock::time_point start_;
-  std::unique_ptr<std::atomic<uint64_t>[]> buckets_;
-  size_t count_;
-  std::atomic<size_t> last_{0};
-  std::atomic<size_t> first_{SIZE_MAX};
-};
+using perf::PeakMeter;
 
 // An aligned host buffer touched by the calling thread (first touch places it
 // on that thread's NUMA node).

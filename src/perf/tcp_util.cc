@@ -1,4 +1,4 @@
-// Helpers of the TCP transport: patterns, the peak meter, buffers, data-socket
+// Helpers of the TCP transport: patterns, buffers, data-socket
 // I/O with idle timeouts, and placement (netdev, NUMA node).
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -52,28 +52,6 @@ std::optional<size_t> CheckPattern(const char* buf, size_t len, uint64_t seed) {
     if (buf[8 * words + b] != reinterpret_cast<const char*>(&v)[b]) return 8 * words + b;
   }
   return std::nullopt;
-}
-
-void PeakMeter::Add(Clock::time_point now, uint64_t bytes) {
-  double s = std::chrono::duration<double>(now - start_).count();
-  if (s < 0) return;
-  size_t i = static_cast<size_t>(s / kBucketS);
-  if (i >= count_) return;
-  buckets_[i].fetch_add(bytes, std::memory_order_relaxed);
-  size_t last = last_.load(std::memory_order_relaxed);
-  while (i > last && !last_.compare_exchange_weak(last, i, std::memory_order_relaxed)) {
-  }
-  size_t first = first_.load(std::memory_order_relaxed);
-  while (i < first && !first_.compare_exchange_weak(first, i, std::memory_order_relaxed)) {
-  }
-}
-
-double PeakMeter::PeakGbps() const {
-  size_t first = first_.load(), last = last_.load();
-  if (first == SIZE_MAX || last < first + 2) return 0;  // need one full bucket between partial ends
-  uint64_t best = 0;
-  for (size_t i = first + 1; i < last; ++i) best = std::max<uint64_t>(best, buckets_[i].load());
-  return static_cast<double>(best) * 8 / kBucketS / 1e9;
 }
 
 AlignedBuffer::AlignedBuffer(size_t len) {

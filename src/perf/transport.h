@@ -172,9 +172,11 @@ class ControlChannel {
                                           std::chrono::milliseconds timeout) = 0;
   // "client 10.0.0.1:41234" / "server 10.0.0.2:18515": for error messages.
   virtual std::string PeerName() const = 0;
-  // Whether the peer has closed the control connection (it exited or was
-  // killed). Never blocks; for data loops that wait on something else.
-  virtual bool PeerClosed() const { return false; }
+  // For data loops that wait on something else: nullopt while the peer keeps
+  // the control connection open; once it has closed it, the error to report:
+  // the reason the peer sent before closing, or that it exited or was killed.
+  // Blocks at most a moment to read what the peer left queued.
+  virtual std::optional<Status> PeerGone() { return std::nullopt; }
   // Exchange with an empty object: both sides have reached `phase`.
   Status Barrier(std::string_view phase, std::chrono::milliseconds timeout) {
     return Exchange(phase, nlohmann::json::object(), timeout).status();

@@ -154,16 +154,37 @@ TEST(Pattern, DetectsAFlippedByte) {
 
 TEST(PeakMeter, BestFullBucket) {
   auto t0 = Clock::now();
-  tcp::PeakMeter m(t0);
+  PeakMeter m(t0);
   using std::chrono::milliseconds;
   m.Add(t0 + milliseconds(1), 999999);  // partial first bucket: ignored
   m.Add(t0 + milliseconds(15), 1250000);  // 1.25 MB in 10 ms = 1 Gb/s
   m.Add(t0 + milliseconds(25), 2500000);  // 2 Gb/s
   m.Add(t0 + milliseconds(35), 999999);   // partial last bucket: ignored
   EXPECT_NEAR(m.PeakGbps(), 2.0, 1e-9);
-  tcp::PeakMeter short_run(t0);
+  PeakMeter short_run(t0);
   short_run.Add(t0 + milliseconds(1), 100);
   EXPECT_EQ(short_run.PeakGbps(), 0);  // too short to tell
+}
+
+TEST(PeakMeter, SpanIsSpreadOverTheTimeItTook) {
+  auto t0 = Clock::now();
+  auto at = [&](double s) { return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+  // One moderated completion: 10 MB moved evenly over 100 ms = 0.8 Gb/s, not
+  // 10 MB in one 10 ms bucket (8 Gb/s).
+  PeakMeter spread(t0);
+  spread.AddSpan(at(0.0), at(0.1), 10'000'000);
+  EXPECT_NEAR(spread.PeakGbps(), 0.8, 0.01);
+  PeakMeter piled(t0);
+  piled.Add(at(0.005), 1);
+  piled.Add(at(0.095), 10'000'000);
+  piled.Add(at(0.2), 1);
+  EXPECT_GT(piled.PeakGbps(), 7.9);
+  // A span inside one bucket is a plain Add.
+  PeakMeter inside(t0);
+  inside.AddSpan(at(0.011), at(0.012), 1000);
+  inside.AddSpan(at(0.021), at(0.022), 2000);
+  inside.AddSpan(at(0.031), at(0.032), 3000);
+  EXPECT_NEAR(inside.PeakGbps(), 2000 * 8 / 0.010 / 1e9, 1e-12);
 }
 
 }  // namespace

@@ -117,7 +117,19 @@ TEST(PlanTest, VerbsParamChecks) {
   EXPECT_TRUE(ValidateVerbsParams(p).ok());
   p.iters = 0;
   p.duration_s = 5;
-  EXPECT_FALSE(ValidateVerbsParams(p).ok());
+  EXPECT_TRUE(ValidateVerbsParams(p).ok());  // latency by duration: calibrated, see below
+}
+
+TEST(PlanTest, LatencyIterationsForADuration) {
+  // 64 round trips in 6.4 ms = 100 us each: 2 s holds 20000.
+  EXPECT_EQ(LatIterationsForDuration(2.0, 0.0064, 64), 20000u);
+  // Slower than the whole duration: still the two round trips a figure needs.
+  EXPECT_EQ(LatIterationsForDuration(0.001, 1.0, 64), 2u);
+  // Very fast: capped so the client's time stamps stay bounded.
+  EXPECT_EQ(LatIterationsForDuration(3600, 0.000001, 64), kMaxLatIterations);
+  // Nonsense calibration never divides by zero.
+  EXPECT_EQ(LatIterationsForDuration(2.0, 0.0, 64), 2u);
+  EXPECT_EQ(LatIterationsForDuration(2.0, 0.01, 0), 2u);
 }
 
 }  // namespace

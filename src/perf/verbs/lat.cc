@@ -7,6 +7,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "perf/verbs/plan.h"
@@ -32,8 +33,29 @@ inline void MaybeYield(unsigned spins) {
 
 Result<SideMeasurement> VerbsTransport::RunLat(uint64_t size, ControlChannel& control) {
   SideMeasurement m;
-  if (params_.warmup > 0) RETURN_IF_ERROR(RunLatPhase(size, params_.warmup, false, control, m));
-  RETURN_IF_ERROR(RunLatPhase(size, params_.iters, true, control, m));
+  uint64_t count = params_.iters;
+  if (count == 0) {
+    // --duration: the warmup doubles as the calibration round; the client
+    // tells the server how many round trips fit (plan.h).
+    uint64_t calibration = std::max<uint64_t>(params_.warmup, kLatCalibrationIterations);
+    Clock::time_point t0 = Clock::now();
+    RETURN_IF_ERROR(RunLatPhase(size, calibration, false, control, m));
+    double calibration_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    nlohmann::json mine = nlohmann::json::object();
+    if (is_client()) mine["iters"] = LatIterationsForDuration(params_.duration_s, calibration_s, calibration);
+    ASSIGN_OR_RETURN(nlohmann::json peer,
+                     control.Exchange(fmt::format("verbs.lat.iters.{}", size), mine, local_.io_timeout));
+    const nlohmann::json& agreed = is_client() ? mine : peer;
+    if (!agreed.contains("iters") || !agreed["iters"].is_number_unsigned() || agreed["iters"].get<uint64_t>() < 2 ||
+        agreed["iters"].get<uint64_t>() > kMaxLatIterations) {
+      return DataLossError(fmt::format("peer {} sent no usable latency iteration count for {} B (got {})", peer_name_,
+                                       size, peer.dump()));
+    }
+    count = agreed["iters"].get<uint64_t>();
+  } else if (params_.warmup > 0) {
+    RETURN_IF_ERROR(RunLatPhase(size, params_.warmup, false, control, m));
+  }
+  RETURN_IF_ERROR(RunLatPhase(size, count, true, control, m));
   return m;
 }
 

@@ -74,10 +74,15 @@ Status ValidateVerbsParams(const TestParams& p) {
       }
     }
   }
-  if (p.test == model::PerfTest::kLat && p.iters == 0) {
-    return InvalidArgumentError("a verbs latency test is iteration-driven: use --iters N (perftest's -n)");
-  }
   return Status::Ok();
+}
+
+uint64_t LatIterationsForDuration(double duration_s, double calibration_s, uint64_t calibration_iters) {
+  if (calibration_iters == 0 || !(calibration_s > 0) || !(duration_s > 0)) return 2;
+  double per_iteration = calibration_s / static_cast<double>(calibration_iters);
+  double fit = duration_s / per_iteration;
+  if (!(fit < static_cast<double>(kMaxLatIterations))) return kMaxLatIterations;
+  return std::max<uint64_t>(2, static_cast<uint64_t>(fit));
 }
 
 uint64_t SlotBytes(uint64_t max_message) { return (std::max<uint64_t>(max_message, 1) + 63) / 64 * 64; }

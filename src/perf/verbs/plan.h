@@ -45,6 +45,15 @@ inline bool IsSignalled(uint64_t n, uint64_t total, int interval) {
 // the request and what the QP granted, and not a read (reads carry no payload).
 bool UseInline(uint64_t size, int requested_inline, int granted_inline, model::PerfOp op);
 
+// Latency with --duration: a ping-pong needs both sides to agree on the
+// number of round trips, so the client times a calibration round
+// (`calibration_iters` round trips in `calibration_s`) and asks for as many as
+// fit in `duration_s`: at least 2 (one round trip needs two stamps), at most
+// kMaxLatIterations (the client keeps a time stamp per round trip).
+inline constexpr uint64_t kMaxLatIterations = 5'000'000;
+inline constexpr uint64_t kLatCalibrationIterations = 64;
+uint64_t LatIterationsForDuration(double duration_s, double calibration_s, uint64_t calibration_iters);
+
 // Verbs-specific checks on top of ValidateTestParams.
 Status ValidateVerbsParams(const TestParams& p);
 

@@ -250,12 +250,11 @@ std::string VerbsTransport::RetryDiagnosis() const {
 }
 
 Status VerbsTransport::CheckStall(std::chrono::steady_clock::time_point last_progress, std::string_view phase,
-                                  const ControlChannel& control) const {
+                                  ControlChannel& control) const {
   if (local_.cancelled()) return CancelledError(fmt::format("{}: cancelled ({})", phase, peer_name_));
   auto idle = std::chrono::steady_clock::now() - last_progress;
-  if (idle > std::chrono::seconds(1) && control.PeerClosed()) {
-    return UnavailableError(fmt::format("{}: peer {} closed its control connection mid-test (it exited or was killed)",
-                                        phase, peer_name_));
+  if (idle > std::chrono::seconds(1)) {
+    if (std::optional<Status> gone = control.PeerGone()) return gone->WithContext(phase);
   }
   if (idle > local_.io_timeout) {
     std::string diagnosis = RetryDiagnosis();

@@ -78,7 +78,7 @@ class VerbsTransport final : public Transport {
   // wait out the timeout); DeadlineExceeded, with the retry counters' story,
   // after io_timeout without progress.
   Status CheckStall(std::chrono::steady_clock::time_point last_progress, std::string_view phase,
-                    const ControlChannel& control) const;
+                    ControlChannel& control) const;
   // How long a passive side waits for the active side to finish a phase.
   std::chrono::milliseconds PhaseTimeout(uint64_t size, uint64_t count) const;
 

@@ -32,6 +32,11 @@ if [ "$got_c" = "$want_c" ] && [ "$got_s" = "$want_s" ]; then
 else
   fail "GID auto-selection: client $got_c (want $want_c), server $got_s (want $want_s)"
 fi
+peak=$(jget /tmp/fc_write_bw.json results.0.bw.peak_gbps); avg=$(jget /tmp/fc_write_bw.json results.0.bw.avg_gbps)
+awk -v p="$peak" -v a="$avg" 'BEGIN { exit !(p + 0 > a + 0) }' &&
+  pass "peak bandwidth measured: best 10 ms $peak > average $avg Gb/s" || fail "peak bandwidth '$peak' (average '$avg')"
+numa=$(jget /tmp/fc_write_bw.json client.numa_policy)
+[ "$numa" = auto ] && pass "NUMA policy reported: $numa" || fail "NUMA policy reported as '$numa'"
 reg=$(jget /tmp/fc_write_bw.json client.registration)
 [ "$reg" = host ] && pass "registration reported: $reg" || fail "registration reported as '$reg', want host"
 
@@ -48,6 +53,14 @@ for op in write read send; do
     fail "fabcheck perf --op $op lat: $(fc_err "${op}_lat")"
   fi
 done
+
+# Latency by duration: calibrated, then a count both sides agreed on.
+if fc_perf lat_duration $devs --test lat --op send --size 2 --duration 2; then
+  n=$(jget /tmp/fc_lat_duration.json results.0.iterations)
+  [ "${n:-0}" -gt 2 ] && pass "latency --duration 2: $n round trips" || fail "latency --duration 2: iterations '$n'"
+else
+  fail "latency --duration: $(fc_err lat_duration)"
+fi
 
 # A size sweep, several QPs, bidirectional, validation.
 if fc_perf sweep $devs --test bw --op write --sizes 2:64K --iters 100; then
