@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "checks/dcb.h"
 #include "checks/env.h"
@@ -71,6 +73,39 @@ TEST(AcsTest, NoAcsCapability) {
   EXPECT_FALSE(FindAcs(Config(4096))->has_value());
   std::string ones(4096, static_cast<char>(0xff));
   EXPECT_FALSE(FindAcs(ones)->has_value());
+}
+
+// Bytes read from a real device (tests/data/pci/README.md): a GPU passed
+// through to a VM, whose hypervisor zeroed the IDs of some capabilities but
+// kept their next pointers.
+std::string RealGpuConfig() {
+  std::ifstream in(std::string(FABCHECK_TESTDATA_DIR) + "/pci/h200-vm-gpu-0000_00_06.0.config", std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(AcsTest, RealGpuConfigSpaceWalksPastZeroedCapabilitiesAndHasNoAcs) {
+  std::string c = RealGpuConfig();
+  ASSERT_EQ(c.size(), 4096u) << "tests/data/pci/h200-vm-gpu-0000_00_06.0.config missing or cut";
+  auto acs = FindAcs(c);
+  ASSERT_TRUE(acs.ok()) << acs.status().ToString();
+  EXPECT_FALSE(acs->has_value());
+}
+
+TEST(AcsTest, AcsInsideARealCapabilityListIsFound) {
+  // The same real list with its zeroed capability at 0x134 turned into ACS:
+  // the walk must cross 0x100 (ID 0) and 0x12c (Secondary PCIe) to reach it.
+  std::string c = RealGpuConfig();
+  ASSERT_EQ(c.size(), 4096u);
+  c[0x134] = 0x0d;
+  c[0x135] = 0x00;
+  c[0x138] = 0x1f;  // capability: SrcValid TransBlk ReqRedir CmpltRedir UpstreamFwd
+  c[0x13a] = static_cast<char>(kAcsRequestRedirect | kAcsCompletionRedirect);
+  c[0x13b] = 0;
+  auto acs = FindAcs(c);
+  ASSERT_TRUE(acs.ok() && acs->has_value()) << acs.status().ToString();
+  EXPECT_EQ((*acs)->offset, 0x134);
+  EXPECT_EQ((*acs)->capability & 0x1f, 0x1f);
+  EXPECT_TRUE((*acs)->RedirectEnabled());
 }
 
 TEST(AcsTest, UnprivilegedReadIsAnErrorNotAnAnswer) {
