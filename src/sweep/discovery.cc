@@ -180,6 +180,9 @@ Result<std::unique_ptr<Rendezvous>> Rendezvous::Start(const std::string& bind, i
                                         bind, port));
   }
   impl->thread = std::thread([impl] { impl->http.listen_after_bind(); });
+  // httplib's stop() does nothing before the loop runs, and the join in the
+  // destructor would then wait forever: return only once it is serving.
+  for (int i = 0; i < 1000 && !impl->http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return r;
 }
 
