@@ -182,7 +182,10 @@ class RailAnalysis {
     const double limit = std::min(1 - o_.bw_min_drop, r.median - o_.z_threshold * r.scaled_mad);
     std::map<std::pair<int, int>, std::vector<std::tuple<int, int, double, double, Judged>>> flagged;
     ScanCells(b, s.send, s.receive, false, limit, [&](int i, int j, double v, double e) {
-      if (slow[static_cast<size_t>(i)] || slow[static_cast<size_t>(j)]) return;  // the node explains it
+      // A slow end explains a merely low direction, not one far below even
+      // what that end reaches elsewhere (e already holds the ends' own scores):
+      // a node 27% down does not explain a link at 2%.
+      if ((slow[static_cast<size_t>(i)] || slow[static_cast<size_t>(j)]) && v / e >= o_.fail_ratio) return;
       Judged jd = JudgeLow(v / e, r, o_.bw_min_drop, o_.z_threshold);
       if (jd.named) flagged[{std::min(i, j), std::max(i, j)}].push_back({i, j, v, e, jd});
     });

@@ -235,10 +235,25 @@ class NetnsSweepTest : public ::testing::Test {
   static inline model::SweepResult result_;
 };
 
+// Seven namespaces pushing TCP through veths on a 2-core machine are CPU
+// bound, and the scheduler alone moves a node's figures by a quarter or more
+// between runs; the analysis rightly warns about a node 27% below the median.
+// The planted faults are 100x below it, so the checks that name "the" slow
+// node count only slow nodes below half the median, and print the rest.
+constexpr double kPlantedSlowRatio = 0.5;
+
+std::vector<model::SweepCulprit> FarBelowMedian(const std::vector<model::SweepCulprit>& culprits) {
+  std::vector<model::SweepCulprit> out;
+  for (const auto& c : culprits) {
+    if (c.ratio < kPlantedSlowRatio) out.push_back(c);
+  }
+  return out;
+}
+
 // The checks, one per planted fault. Each is a function so that a failed
 // ASSERT ends only its own check; the test below runs all four on the one result.
 void NetnsSweepTest::CheckSlowHostIsNamedTheSlowNode() {
-  auto slow = Culprits(model::CulpritKind::kSlowNode);
+  auto slow = FarBelowMedian(Culprits(model::CulpritKind::kSlowNode));
   ASSERT_EQ(slow.size(), 1u) << Summary();
   EXPECT_EQ(slow[0].nodes, std::vector<int>{1}) << Summary();
   EXPECT_LT(slow[0].ratio, 0.25) << "100 Mbit/s against unshaped veth pairs";
@@ -266,7 +281,7 @@ void NetnsSweepTest::CheckShapedPathIsALinkProblemNotANode() {
   bool found = false;
   for (const auto& l : links) found |= l.nodes == std::vector<int>{3, 5};
   EXPECT_TRUE(found) << Summary();
-  for (const auto& n : Culprits(model::CulpritKind::kSlowNode)) {
+  for (const auto& n : FarBelowMedian(Culprits(model::CulpritKind::kSlowNode))) {
     EXPECT_NE(n.nodes[0], 3) << Summary();
     EXPECT_NE(n.nodes[0], 5) << Summary();
   }
