@@ -48,8 +48,9 @@ Result<SideMeasurement> VerbsTransport::RunLat(uint64_t size, ControlChannel& co
     const nlohmann::json& agreed = is_client() ? mine : peer;
     if (!agreed.contains("iters") || !agreed["iters"].is_number_unsigned() || agreed["iters"].get<uint64_t>() < 2 ||
         agreed["iters"].get<uint64_t>() > kMaxLatIterations) {
-      return DataLossError(fmt::format("peer {} sent no usable latency iteration count for {} B (got {})", peer_name_,
-                                       size, peer.dump()));
+      return DataLossError(fmt::format("peer {} sent no usable latency iteration count for {} B (got {}); run the "
+                                       "same fabcheck version on both sides, or give --iters instead of --duration",
+                                       peer_name_, size, peer.dump()));
     }
     count = agreed["iters"].get<uint64_t>();
   } else if (params_.warmup > 0) {
