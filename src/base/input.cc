@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,56 +21,117 @@ Status OpenError(const std::string& path, int err) {
   return UnavailableError(what);
 }
 
-// Opens for reading; a FIFO opens at once (O_NONBLOCK) and is then read in
-// blocking mode, so a FIFO without a writer reads as empty instead of hanging.
-Result<UniqueFd> OpenInput(const std::string& path) {
-  if (path == "-") return UniqueFd(::dup(STDIN_FILENO));
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd.valid()) return OpenError(path, errno);
+// How reads of an input wait. Regular files never do. A FIFO or device
+// opened by path stays O_NONBLOCK: a FIFO without a writer reads as empty at
+// once, and EAGAIN (a writer that sends nothing) waits in poll() up to the
+// idle timeout. stdin is a descriptor shared with the parent (O_NONBLOCK
+// there would leak to the shell), so it is polled before each read.
+enum Wait { kNoWait = 0, kPollOnEagain = 1, kPollFirst = 2, kForever = 3 };
+
+struct Input {
+  UniqueFd fd;
+  int wait = kNoWait;
+  bool regular = false;
+  uint64_t size = 0;
+};
+
+Result<Input> OpenInput(const std::string& path) {
+  Input in;
+  if (path.empty()) return InvalidArgumentError("an empty path was given where a file is expected");
+  if (path == "-") {
+    in.fd.Reset(::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0));
+    if (!in.fd.valid()) return OpenError("stdin", errno);
+    in.wait = kPollFirst;
+  } else {
+    in.fd.Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (!in.fd.valid()) return OpenError(path, errno);
+    in.wait = kPollOnEagain;
+  }
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return OpenError(path, errno);
+  if (::fstat(in.fd.get(), &st) != 0) return OpenError(path, errno);
   if (S_ISDIR(st.st_mode)) {
     return InvalidArgumentError(fmt::format("cannot read {}: it is a directory (give the files in it)", path));
   }
-  int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags >= 0) (void)::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-  return fd;
+  if (S_ISREG(st.st_mode)) {
+    in.regular = true;
+    in.size = static_cast<uint64_t>(st.st_size);
+    in.wait = kNoWait;
+  } else if (::isatty(in.fd.get()) == 1) {
+    in.wait = kForever;
+  }
+  return in;
 }
 
-ssize_t ReadSome(int fd, char* out, size_t size) {
+// Reads up to `size` bytes: 0 at the end, -1 with errno on error
+// (ETIMEDOUT: nothing arrived for idle_timeout_ms).
+ssize_t ReadSome(int fd, int wait, int idle_timeout_ms, char* out, size_t size) {
   for (;;) {
+    if (wait == kPollFirst || wait == kForever) {
+      struct pollfd pfd {fd, POLLIN, 0};
+      int ready = ::poll(&pfd, 1, wait == kForever || idle_timeout_ms <= 0 ? -1 : idle_timeout_ms);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0) return -1;
+      if (ready == 0) {
+        errno = ETIMEDOUT;
+        return -1;
+      }
+    }
     ssize_t n = ::read(fd, out, size);
-    if (n >= 0 || errno != EINTR) return n;
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN || wait == kNoWait) return -1;
+    struct pollfd pfd {fd, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, idle_timeout_ms <= 0 ? -1 : idle_timeout_ms);
+    if (ready == 0) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    if (ready < 0 && errno != EINTR) return -1;
   }
+}
+
+Status ReadError(const std::string& path, int err, int idle_timeout_ms) {
+  if (err == ETIMEDOUT) {
+    return DeadlineExceededError(fmt::format(
+        "cannot read {}: nothing arrived for {} s (a pipe or FIFO whose writer is stuck or never started; save the "
+        "output to a file and give that)",
+        path == "-" ? "stdin" : path, idle_timeout_ms / 1000.0));
+  }
+  return OpenError(path == "-" ? "stdin" : path, err);
+}
+
+Status TooLarge(const std::string& path, uint64_t max_bytes) {
+  return ResourceExhaustedError(fmt::format(
+      "{} is larger than {} bytes: stopped reading there (is it the right file? cut it to the part that matters)",
+      path == "-" ? "stdin" : path, max_bytes));
 }
 
 }  // namespace
 
-Result<std::string> ReadFileBounded(const std::string& path, uint64_t max_bytes) {
-  ASSIGN_OR_RETURN(UniqueFd fd, OpenInput(path));
+Result<std::string> ReadFileBounded(const std::string& path, uint64_t max_bytes, int idle_timeout_ms) {
+  ASSIGN_OR_RETURN(Input in, OpenInput(path));
+  if (in.regular && in.size > max_bytes) return TooLarge(path, max_bytes);
   std::string out;
+  if (in.regular) out.reserve(static_cast<size_t>(in.size));
   char chunk[64 << 10];
   for (;;) {
-    ssize_t n = ReadSome(fd.get(), chunk, sizeof(chunk));
-    if (n < 0) return OpenError(path, errno);
+    ssize_t n = ReadSome(in.fd.get(), in.wait, idle_timeout_ms, chunk, sizeof(chunk));
+    if (n < 0) return ReadError(path, errno, idle_timeout_ms);
     if (n == 0) break;
-    if (out.size() + static_cast<size_t>(n) > max_bytes) {
-      return ResourceExhaustedError(fmt::format(
-          "{} is larger than {} bytes: stopped reading there (is it the right file? cut it to the part that matters)",
-          path, max_bytes));
-    }
+    if (out.size() + static_cast<size_t>(n) > max_bytes) return TooLarge(path, max_bytes);
     out.append(chunk, static_cast<size_t>(n));
   }
   return out;
 }
 
 Result<LineReader> LineReader::Open(const std::string& path, Options options) {
-  ASSIGN_OR_RETURN(UniqueFd fd, OpenInput(path));
+  ASSIGN_OR_RETURN(Input in, OpenInput(path));
   LineReader r;
+  r.wait_ = in.wait;
   r.path_ = path;
   r.options_ = options;
   if (r.options_.max_line == 0) r.options_.max_line = 1;
-  r.fd_ = std::move(fd);
+  r.fd_ = std::move(in.fd);
   r.buffer_.resize(kChunk);
   return r;
 }
@@ -82,9 +144,9 @@ bool LineReader::Fill() {
         options_.max_total));
     return false;
   }
-  ssize_t n = ReadSome(fd_.get(), buffer_.data(), buffer_.size());
+  ssize_t n = ReadSome(fd_.get(), wait_, options_.idle_timeout_ms, buffer_.data(), buffer_.size());
   if (n < 0) {
-    status_ = OpenError(path_, errno);
+    status_ = ReadError(path_, errno, options_.idle_timeout_ms);
     return false;
   }
   if (n == 0) {

@@ -2,6 +2,8 @@
 // text): a whole file up to a size cap, or line by line with a maximum line
 // length, in constant memory. Never blocks on a FIFO without a writer and
 // never grows without limit on an endless input (/dev/zero, a pipe).
+// A pipe, FIFO or stdin whose writer stays silent for `idle_timeout_ms` ends
+// the read with DeadlineExceeded (a terminal waits: a person is typing).
 #pragma once
 
 #include <cstddef>
@@ -15,11 +17,14 @@
 namespace fabcheck {
 
 inline constexpr uint64_t kDefaultMaxFileBytes = 64ull << 20;  // whole-file reads (JSON, YAML, profiles)
+inline constexpr int kDefaultIdleTimeoutMs = 60'000;            // pipes, FIFOs, stdin; <= 0 waits forever
 
 // Reads all of `path` ("-" = stdin). Errors name the file and the fix:
 // NotFound / PermissionDenied / InvalidArgument (a directory) /
 // ResourceExhausted (larger than max_bytes, with the size it stopped at).
-Result<std::string> ReadFileBounded(const std::string& path, uint64_t max_bytes = kDefaultMaxFileBytes);
+// DeadlineExceeded when a pipe stays silent for idle_timeout_ms.
+Result<std::string> ReadFileBounded(const std::string& path, uint64_t max_bytes = kDefaultMaxFileBytes,
+                                    int idle_timeout_ms = kDefaultIdleTimeoutMs);
 
 // Line-by-line reader. Lines end at '\n' (a trailing '\r' is dropped). A line
 // longer than max_line is returned cut to max_line bytes with truncated()
@@ -30,6 +35,7 @@ class LineReader {
   struct Options {
     size_t max_line = 64 << 10;
     uint64_t max_total = 16ull << 30;
+    int idle_timeout_ms = kDefaultIdleTimeoutMs;
   };
   // Opens `path` ("-" = stdin) for reading; a FIFO is opened without waiting
   // for a writer. Errors as ReadFileBounded.
@@ -55,6 +61,7 @@ class LineReader {
   std::string path_;
   Options options_;
   UniqueFd fd_;
+  int wait_ = 0;  // how reads wait (see input.cc)
   std::string buffer_;  // capacity fixed at open
   size_t begin_ = 0, end_ = 0;
   std::string line_;    // a line that crossed the buffer's end
