@@ -1,5 +1,7 @@
 #include "sys/sysroot.h"
 
+#include "sys/archive.h"
+
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
@@ -20,7 +22,6 @@ namespace fabcheck::sys {
 namespace {
 
 constexpr size_t kMaxFileBytes = 16 << 20;        // no sysfs or proc file we read is near this
-constexpr uint64_t kMaxCaptureBytes = 1ull << 30;  // refuse capture "bombs"
 constexpr int kMaxLinkHops = 40;                  // as the kernel's ELOOP limit
 
 std::vector<std::string> Components(std::string_view path) { return Split(path, '/', /*skip_empty=*/true); }
@@ -28,74 +29,6 @@ std::vector<std::string> Components(std::string_view path) { return Split(path, 
 std::string Parent(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
-}
-
-bool IsTarball(const std::string& path) {
-  return EndsWith(path, ".tar.gz") || EndsWith(path, ".tgz") || EndsWith(path, ".tar");
-}
-
-Status ExtractCapture(const std::string& tarball, const std::string& dest) {
-  struct archive* reader = archive_read_new();
-  archive_read_support_filter_all(reader);
-  archive_read_support_format_tar(reader);
-  struct ArchiveCloser {
-    struct archive* a;
-    ~ArchiveCloser() { archive_read_free(a); }
-  } closer{reader};
-  if (archive_read_open_filename(reader, tarball.c_str(), 1 << 16) != ARCHIVE_OK) {
-    return InvalidArgumentError("cannot open capture " + tarball + ": " + archive_error_string(reader) +
-                                " (expected a .tar.gz written by `fabcheck snapshot`)");
-  }
-  uint64_t total = 0;
-  struct archive_entry* entry = nullptr;
-  while (true) {
-    int rc = archive_read_next_header(reader, &entry);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK) {
-      return DataLossError("capture " + tarball + " is damaged: " + archive_error_string(reader) +
-                           " (take a new one with `fabcheck snapshot -o FILE.tar.gz`)");
-    }
-    std::string name = archive_entry_pathname(entry);
-    while (StartsWith(name, "./")) name.erase(0, 2);
-    if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos) {
-      return InvalidArgumentError("capture " + tarball + " holds an unsafe path '" + name + "'; refusing to read it");
-    }
-    std::string out = dest + "/" + name;
-    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
-    switch (archive_entry_filetype(entry)) {
-      case AE_IFDIR:
-        std::filesystem::create_directories(out);
-        break;
-      case AE_IFLNK:
-        if (::symlink(archive_entry_symlink(entry), out.c_str()) != 0 && errno != EEXIST) {
-          return ErrnoError(errno, "cannot unpack link " + name + " from " + tarball);
-        }
-        break;
-      case AE_IFREG: {
-        UniqueFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-        if (!fd.valid()) return ErrnoError(errno, "cannot unpack " + name + " from " + tarball);
-        const void* block = nullptr;
-        size_t size = 0;
-        la_int64_t offset = 0;
-        while ((rc = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
-          total += size;
-          if (total > kMaxCaptureBytes) {
-            return ResourceExhaustedError("capture " + tarball + " unpacks to more than 1 GiB; not a fabcheck capture");
-          }
-          if (::pwrite(fd.get(), block, size, offset) != static_cast<ssize_t>(size)) {
-            return ErrnoError(errno, "cannot unpack " + name + " from " + tarball, "is the temporary directory full? set TMPDIR");
-          }
-        }
-        if (rc != ARCHIVE_EOF) {
-          return DataLossError("capture " + tarball + " is truncated in " + name + ": " + archive_error_string(reader));
-        }
-        break;
-      }
-      default:
-        break;  // devices and fifos are never captured
-    }
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -139,7 +72,7 @@ Result<SysRoot> SysRoot::Open(const std::string& path) {
     state->base = path == "/" ? "" : std::filesystem::absolute(path).lexically_normal().string();
     while (state->base.size() > 1 && state->base.back() == '/') state->base.pop_back();
     state->display = state->base;
-  } else if (S_ISREG(st.st_mode) && IsTarball(path)) {
+  } else if (S_ISREG(st.st_mode) && IsTarballPath(path)) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabcheck-capture-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
@@ -148,7 +81,7 @@ Result<SysRoot> SysRoot::Open(const std::string& path) {
     state->kind = Kind::kCapture;
     state->temp_dir = state->base = pattern;
     state->display = path;
-    RETURN_IF_ERROR(ExtractCapture(path, pattern));
+    RETURN_IF_ERROR(ExtractArchive(path, pattern));
   } else {
     return InvalidArgumentError(path + " is not a sysroot" + kWhat);
   }
