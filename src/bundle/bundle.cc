@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "base/fd.h"
+#include "base/temp_dir.h"
 #include "base/strings.h"
 #include "sys/archive.h"
 
@@ -219,16 +220,10 @@ Result<Bundle> Bundle::Open(const std::string& path) {
     b.dir_ = fs::absolute(path).lexically_normal().string();
     while (b.dir_.size() > 1 && b.dir_.back() == '/') b.dir_.pop_back();
   } else if (S_ISREG(st.st_mode) && sys::IsTarballPath(path)) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabcheck-bundle-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return ErrnoError(errno, "cannot create a directory to unpack bundle " + path, "set TMPDIR to a writable directory");
-    }
-    b.temp_dir_ = std::shared_ptr<std::string>(new std::string(pattern), [](std::string* dir) {
-      std::error_code ignored;
-      fs::remove_all(*dir, ignored);
-      delete dir;
-    });
+    auto temp = TempDir::Create("fabcheck-bundle");
+    if (!temp.ok()) return temp.status().WithContext("cannot unpack bundle " + path);
+    b.temp_dir_ = std::shared_ptr<TempDir>(std::move(temp).value());
+    const std::string pattern = b.temp_dir_->path();
     b.dir_ = pattern;
     RETURN_IF_ERROR(sys::ExtractArchive(path, pattern, BundleArchive()));
   } else {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/temp_dir.h"
 #include "fabcheck/model/doctor.h"
 #include "fabcheck/model/inventory.h"
 #include "fabcheck/model/ladder.h"
@@ -116,7 +117,7 @@ class Bundle {
   Bundle() = default;
   std::string path_;
   std::string dir_;
-  std::shared_ptr<std::string> temp_dir_;  // removes the unpacked tree with the last copy
+  std::shared_ptr<TempDir> temp_dir_;  // removes the unpacked tree with the last copy
   model::LadderManifest manifest_;
 };
 
