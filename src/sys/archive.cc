@@ -10,12 +10,220 @@
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "base/fd.h"
 #include "base/strings.h"
 
 namespace fabcheck::sys {
+namespace {
+
+using Parts = std::vector<std::string>;
+
+std::string Joined(const Parts& parts, size_t count) {
+  std::string out;
+  for (size_t i = 0; i < count && i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  return out;
+}
+
+class Unpacker {
+ public:
+  Unpacker(const std::string& tarball, const ArchiveKind& options) : tarball_(tarball), options_(options) {}
+
+  Status Refuse(const std::string& why) const {
+    return InvalidArgumentError(options_.what + " " + tarball_ + " " + why + "; refusing to unpack it");
+  }
+
+  // The entry name as components, checked. Empty: the archive's root itself.
+  Result<Parts> Split(const char* raw) const {
+    if (raw == nullptr) return Refuse("holds an entry whose name cannot be decoded");
+    std::string name = raw;
+    if (name.size() > options_.max_name_bytes) {
+      return Refuse("holds an entry name of " + std::to_string(name.size()) + " bytes (more than " +
+                    std::to_string(options_.max_name_bytes) + ")");
+    }
+    if (!name.empty() && name.front() == '/') return Refuse("holds an unsafe path '" + name + "'");
+    Parts parts;
+    for (auto& part : fabcheck::Split(name, '/', /*skip_empty=*/true)) {
+      if (part == ".") continue;
+      if (part == "..") return Refuse("holds an unsafe path '" + name + "'");
+      parts.push_back(std::move(part));
+    }
+    if (parts.size() > static_cast<size_t>(options_.max_depth)) {
+      return Refuse("holds an entry nested " + std::to_string(parts.size()) + " folders deep (more than " +
+                    std::to_string(options_.max_depth) + ")");
+    }
+    return parts;
+  }
+
+  Status OpenRoot(const std::string& dest) {
+    root_.Reset(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root_.valid()) return ErrnoError(errno, "cannot open " + dest + " to unpack " + tarball_);
+    return Status::Ok();
+  }
+
+  // The folder dest/parts[0..count), made when missing; never through a link.
+  Result<UniqueFd> OpenFolder(const Parts& parts, size_t count) const {
+    UniqueFd current(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0));
+    if (!current.valid()) return ErrnoError(errno, "cannot unpack " + tarball_);
+    for (size_t i = 0; i < count; ++i) {
+      const char* name = parts[i].c_str();
+      int fd = ::openat(current.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT) {
+        if (::mkdirat(current.get(), name, 0755) != 0 && errno != EEXIST) {
+          return ErrnoError(errno, "cannot unpack " + Joined(parts, i + 1) + " from " + tarball_,
+                            "is the temporary folder full? set TMPDIR");
+        }
+        fd = ::openat(current.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      }
+      if (fd < 0) {
+        if (errno == ELOOP || errno == ENOTDIR) {
+          return Refuse("holds an entry under " + Joined(parts, i + 1) +
+                        ", which it made a link or a file (an archive that writes through links)");
+        }
+        return ErrnoError(errno, "cannot unpack " + Joined(parts, i + 1) + " from " + tarball_);
+      }
+      current.Reset(fd);
+    }
+    return current;
+  }
+
+  // The parent folder of an entry, kept open while entries share it (captures
+  // are written sorted, so most do).
+  Result<int> Parent(const Parts& parts) {
+    Parts parent(parts.begin(), parts.end() - 1);
+    if (!parent_fd_.valid() || parent != parent_) {
+      parent_fd_.Reset();
+      ASSIGN_OR_RETURN(parent_fd_, OpenFolder(parts, parts.size() - 1));
+      parent_ = std::move(parent);
+    }
+    return parent_fd_.get();
+  }
+
+  // Removes what an earlier entry put at the name (a link is removed, never
+  // followed); a folder is not replaced.
+  Status Clear(int parent, const Parts& parts) const {
+    struct stat st {};
+    const char* leaf = parts.back().c_str();
+    if (::fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return errno == ENOENT ? Status::Ok() : ErrnoError(errno, "cannot unpack " + Joined(parts, parts.size()));
+    }
+    if (S_ISDIR(st.st_mode)) return Refuse("holds " + Joined(parts, parts.size()) + " both as a folder and a file");
+    if (::unlinkat(parent, leaf, 0) != 0) return ErrnoError(errno, "cannot unpack " + Joined(parts, parts.size()));
+    return Status::Ok();
+  }
+
+  Status Data(struct archive* reader, struct archive_entry* entry, int parent, const Parts& parts) {
+    const std::string name = Joined(parts, parts.size());
+    la_int64_t declared = archive_entry_size_is_set(entry) ? archive_entry_size(entry) : -1;
+    if (declared > 0 && stats_.bytes + static_cast<uint64_t>(declared) > options_.max_bytes) {
+      return TooLarge();
+    }
+    UniqueFd fd(::openat(parent, parts.back().c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!fd.valid()) return ErrnoError(errno, "cannot unpack " + name + " from " + tarball_);
+    const void* block = nullptr;
+    size_t size = 0;
+    la_int64_t offset = 0;
+    int rc;
+    while ((rc = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
+      if (offset < 0 || (declared >= 0 && offset + static_cast<la_int64_t>(size) > declared)) {
+        return Refuse("holds " + name + " with data beyond its declared size");
+      }
+      stats_.bytes += size;
+      if (stats_.bytes > options_.max_bytes) return TooLarge();
+      if (::pwrite(fd.get(), block, size, offset) != static_cast<ssize_t>(size)) {
+        return ErrnoError(errno, "cannot unpack " + name + " from " + tarball_, "is the temporary folder full? set TMPDIR");
+      }
+    }
+    if (rc != ARCHIVE_EOF) {
+      return DataLossError(options_.what + " " + tarball_ + " is truncated in " + name + ": " +
+                           Error(reader) + Remedy());
+    }
+    return Status::Ok();
+  }
+
+  Status Entry(struct archive* reader, struct archive_entry* entry) {
+    if (++stats_.entries > options_.max_entries) {
+      return ResourceExhaustedError(options_.what + " " + tarball_ + " holds more than " +
+                                    std::to_string(options_.max_entries) + " entries; not a fabcheck " + options_.what);
+    }
+    ASSIGN_OR_RETURN(Parts parts, Split(archive_entry_pathname(entry)));
+    if (parts.empty()) return Status::Ok();  // "./": the root itself
+    const std::string name = Joined(parts, parts.size());
+    if (const char* hardlink = archive_entry_hardlink(entry)) {
+      ASSIGN_OR_RETURN(Parts target, Split(hardlink));
+      if (target.empty()) return Refuse("holds a hard link " + name + " to the root folder");
+      ASSIGN_OR_RETURN(UniqueFd target_parent, OpenFolder(target, target.size() - 1));
+      ASSIGN_OR_RETURN(int parent, Parent(parts));
+      RETURN_IF_ERROR(Clear(parent, parts));
+      // flags 0: a link is linked as itself, never followed.
+      if (::linkat(target_parent.get(), target.back().c_str(), parent, parts.back().c_str(), 0) != 0) {
+        return errno == ENOENT ? Refuse("holds a hard link " + name + " to " + hardlink + ", which it does not hold")
+                               : ErrnoError(errno, "cannot unpack " + name + " from " + tarball_);
+      }
+      return Status::Ok();
+    }
+    switch (archive_entry_filetype(entry)) {
+      case AE_IFDIR: {
+        ASSIGN_OR_RETURN(UniqueFd made, OpenFolder(parts, parts.size()));
+        return Status::Ok();
+      }
+      case AE_IFLNK: {
+        const char* target = archive_entry_symlink(entry);
+        if (!options_.allow_symlinks) {
+          return Refuse("holds a symbolic link " + name + " -> " + (target ? target : "?") + " (a " + options_.what +
+                        " holds none)");
+        }
+        if (target == nullptr || *target == '\0') return Refuse("holds a link " + name + " without a target");
+        ASSIGN_OR_RETURN(int parent, Parent(parts));
+        RETURN_IF_ERROR(Clear(parent, parts));
+        if (::symlinkat(target, parent, parts.back().c_str()) != 0) {
+          return ErrnoError(errno, "cannot unpack link " + name + " from " + tarball_);
+        }
+        return Status::Ok();
+      }
+      case AE_IFREG: {
+        ASSIGN_OR_RETURN(int parent, Parent(parts));
+        RETURN_IF_ERROR(Clear(parent, parts));
+        return Data(reader, entry, parent, parts);
+      }
+      default:
+        ++stats_.skipped;  // device nodes, FIFOs and sockets are never unpacked
+        return Status::Ok();
+    }
+  }
+
+  
+  std::string Remedy() const { return options_.remedy.empty() ? "" : " (" + options_.remedy + ")"; }
+  std::string Expected() const { return options_.expected.empty() ? "" : " (expected " + options_.expected + ")"; }
+  static std::string Error(struct archive* a) {
+    const char* text = archive_error_string(a);
+    return text ? text : "unknown error";
+  }
+
+ private:
+  struct Stats {
+    uint64_t entries = 0;
+    uint64_t bytes = 0;
+    uint64_t skipped = 0;  // device nodes, FIFOs, sockets
+  };
+
+  Status TooLarge() const {
+    return ResourceExhaustedError(options_.what + " " + tarball_ + " unpacks to more than " +
+                                  std::to_string(options_.max_bytes >> 20) + " MiB; not a fabcheck " +
+                                  options_.what);
+  }
+
+  const std::string& tarball_;
+  const ArchiveKind& options_;
+  UniqueFd root_;
+  Parts parent_;
+  UniqueFd parent_fd_;
+  Stats stats_;
+};
+
+}  // namespace
 
 bool IsTarballPath(const std::string& path) {
   return EndsWith(path, ".tar.gz") || EndsWith(path, ".tgz") || EndsWith(path, ".tar");
@@ -23,67 +231,97 @@ bool IsTarballPath(const std::string& path) {
 
 Status ExtractArchive(const std::string& tarball, const std::string& dest, const ArchiveKind& kind) {
   struct archive* reader = archive_read_new();
-  archive_read_support_filter_all(reader);
-  archive_read_support_format_tar(reader);
   struct ArchiveCloser {
     struct archive* a;
     ~ArchiveCloser() { archive_read_free(a); }
   } closer{reader};
-  const std::string& what = kind.what;
+  // gzip only (and plain tar): no external decompressor is ever started for
+  // an archive somebody sent.
+  archive_read_support_filter_gzip(reader);
+  archive_read_support_format_tar(reader);
+  Unpacker unpacker(tarball, kind);
   if (archive_read_open_filename(reader, tarball.c_str(), 1 << 16) != ARCHIVE_OK) {
-    return InvalidArgumentError("cannot open " + what + " " + tarball + ": " + archive_error_string(reader) +
-                                " (expected " + kind.expected + ")");
+    return InvalidArgumentError("cannot open " + kind.what + " " + tarball + ": " + Unpacker::Error(reader) +
+                                unpacker.Expected());
   }
-  uint64_t total = 0;
+  RETURN_IF_ERROR(unpacker.OpenRoot(dest));
   struct archive_entry* entry = nullptr;
   while (true) {
     int rc = archive_read_next_header(reader, &entry);
     if (rc == ARCHIVE_EOF) break;
-    if (rc != ARCHIVE_OK) {
-      return DataLossError(what + " " + tarball + " is damaged: " + archive_error_string(reader) + " (" +
-                           kind.remedy + ")");
+    if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN) {
+      return DataLossError(kind.what + " " + tarball + " is damaged: " + Unpacker::Error(reader) + unpacker.Remedy());
     }
-    std::string name = archive_entry_pathname(entry);
-    while (StartsWith(name, "./")) name.erase(0, 2);
-    if (name.empty() || name.front() == '/' || name.find("..") != std::string::npos) {
-      return InvalidArgumentError(what + " " + tarball + " holds an unsafe path '" + name + "'; refusing to read it");
-    }
-    std::string out = dest + "/" + name;
-    std::filesystem::create_directories(std::filesystem::path(out).parent_path());
-    switch (archive_entry_filetype(entry)) {
-      case AE_IFDIR:
-        std::filesystem::create_directories(out);
-        break;
-      case AE_IFLNK:
-        if (::symlink(archive_entry_symlink(entry), out.c_str()) != 0 && errno != EEXIST) {
-          return ErrnoError(errno, "cannot unpack link " + name + " from " + tarball);
-        }
-        break;
-      case AE_IFREG: {
-        UniqueFd fd(::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-        if (!fd.valid()) return ErrnoError(errno, "cannot unpack " + name + " from " + tarball);
-        const void* block = nullptr;
-        size_t size = 0;
-        la_int64_t offset = 0;
-        while ((rc = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
-          total += size;
-          if (total > kind.max_bytes) {
-            return ResourceExhaustedError(what + " " + tarball + " unpacks to more than " +
-                                          std::to_string(kind.max_bytes >> 20) + " MiB; not a fabcheck " + what);
-          }
-          if (::pwrite(fd.get(), block, size, offset) != static_cast<ssize_t>(size)) {
-            return ErrnoError(errno, "cannot unpack " + name + " from " + tarball, "is the temporary directory full? set TMPDIR");
-          }
-        }
-        if (rc != ARCHIVE_EOF) {
-          return DataLossError(what + " " + tarball + " is truncated in " + name + ": " + archive_error_string(reader));
-        }
-        break;
-      }
-      default:
-        break;  // devices and fifos are never written by fabcheck
-    }
+    RETURN_IF_ERROR(unpacker.Entry(reader, entry));
   }
+  return Status::Ok();
+}
+
+Result<ArchiveOutput> ArchiveOutput::Open(const std::string& path) {
+  ArchiveOutput out;
+  out.path_ = path;
+  if (path.empty()) return InvalidArgumentError("no output file given");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      return InvalidArgumentError("cannot write " + path + ": it is a folder (give a file name, e.g. " + path +
+                                  "/node.tar.gz)");
+    }
+    if (S_ISBLK(st.st_mode)) {
+      return InvalidArgumentError("cannot write " + path +
+                                  ": it is a block device; refusing to write over a disk (give a file name)");
+    }
+    out.fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (out.fd_ < 0) return ErrnoError(errno, "cannot write " + path);
+    return out;
+  }
+  out.final_path_ = path;
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    std::error_code ec;
+    auto real = std::filesystem::canonical(path, ec);
+    if (!ec) out.final_path_ = real.string();
+  }
+  auto slash = out.final_path_.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : out.final_path_.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? out.final_path_ : out.final_path_.substr(slash + 1);
+  std::string pattern = dir + "." + base + ".XXXXXX.partial";
+  out.fd_ = ::mkostemps(pattern.data(), 8, O_CLOEXEC);
+  if (out.fd_ < 0) return ErrnoError(errno, "cannot write " + path, "check the folder exists and is writable");
+  out.temp_path_ = pattern;
+  if (::fchmod(out.fd_, 0644) != 0) return ErrnoError(errno, "cannot write " + path);
+  return out;
+}
+
+ArchiveOutput::ArchiveOutput(ArchiveOutput&& other) noexcept
+    : path_(std::move(other.path_)),
+      final_path_(std::move(other.final_path_)),
+      temp_path_(std::exchange(other.temp_path_, std::string())),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+ArchiveOutput::~ArchiveOutput() {
+  Discard();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ArchiveOutput::Discard() {
+  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+  temp_path_.clear();
+}
+
+Status ArchiveOutput::Commit() {
+  if (temp_path_.empty()) return Status::Ok();
+  if (::fsync(fd_) != 0) {
+    int err = errno;
+    Discard();
+    return ErrnoError(err, "cannot finish " + path_, "is the disk full?");
+  }
+  if (::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    int err = errno;
+    Discard();
+    return ErrnoError(err, "cannot move " + path_ + " into place");
+  }
+  temp_path_.clear();
   return Status::Ok();
 }
 
@@ -100,7 +338,8 @@ Status PackDirectory(const std::string& dir, const std::string& output) {
   if (ec) return ErrnoError(ec.value(), "cannot list " + dir + " to pack it");
   std::sort(entries.begin(), entries.end());
 
-  const std::string temp_path = output + ".partial";
+  ASSIGN_OR_RETURN(ArchiveOutput out, ArchiveOutput::Open(output));
+  const std::string& temp_path = output;  // what messages name
   struct archive* writer = archive_write_new();
   struct ArchiveCloser {
     struct archive* a;
@@ -108,8 +347,9 @@ Status PackDirectory(const std::string& dir, const std::string& output) {
   } closer{writer};
   archive_write_add_filter_gzip(writer);
   archive_write_set_format_pax_restricted(writer);
-  if (archive_write_open_filename(writer, temp_path.c_str()) != ARCHIVE_OK) {
-    return ErrnoError(archive_errno(writer), "cannot write " + temp_path, "check the directory exists and is writable");
+  archive_write_set_bytes_in_last_block(writer, 1);
+  if (archive_write_open_fd(writer, out.fd()) != ARCHIVE_OK) {
+    return ErrnoError(archive_errno(writer), "cannot write " + output);
   }
   Status status = Status::Ok();
   std::vector<char> buffer(1 << 16);
@@ -155,16 +395,8 @@ Status PackDirectory(const std::string& dir, const std::string& output) {
   if (status.ok() && archive_write_close(writer) != ARCHIVE_OK) {
     status = ErrnoError(archive_errno(writer), "cannot finish " + temp_path, "is the disk full?");
   }
-  if (!status.ok()) {
-    ::unlink(temp_path.c_str());
-    return status;
-  }
-  if (::rename(temp_path.c_str(), output.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp_path.c_str());
-    return ErrnoError(err, "cannot move " + temp_path + " into place at " + output);
-  }
-  return Status::Ok();
+  if (!status.ok()) return status;  // the temporary file goes with `out`
+  return out.Commit();
 }
 
 }  // namespace fabcheck::sys

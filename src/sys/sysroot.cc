@@ -1,7 +1,5 @@
 #include "sys/sysroot.h"
 
-#include "sys/archive.h"
-
 #include <archive.h>
 #include <archive_entry.h>
 #include <fcntl.h>
@@ -17,6 +15,8 @@
 #include "base/fd.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "base/temp_dir.h"
+#include "sys/archive.h"
 
 namespace fabcheck::sys {
 namespace {
@@ -31,13 +31,14 @@ std::string Parent(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? std::string() : path.substr(0, slash);
 }
 
+
 }  // namespace
 
 struct SysRoot::State {
   Kind kind = Kind::kLive;
   std::string base;          // "" for live
   std::string display;       // what messages name
-  std::string temp_dir;      // removed when the last copy goes away
+  std::unique_ptr<TempDir> temp_dir;  // a capture's unpacked copy, removed with the last SysRoot
 
   mutable std::mutex mutex;  // guards the recording below
   mutable bool recording = false;
@@ -45,13 +46,6 @@ struct SysRoot::State {
   mutable std::map<std::string, std::string> links;  // path -> target
   mutable std::set<std::string> dirs;
   mutable std::map<std::string, std::string> meta;   // name -> content
-
-  ~State() {
-    if (!temp_dir.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(temp_dir, ignored);
-    }
-  }
 };
 
 SysRoot SysRoot::Live() {
@@ -73,19 +67,27 @@ Result<SysRoot> SysRoot::Open(const std::string& path) {
     while (state->base.size() > 1 && state->base.back() == '/') state->base.pop_back();
     state->display = state->base;
   } else if (S_ISREG(st.st_mode) && IsTarballPath(path)) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabcheck-capture-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      return ErrnoError(errno, "cannot create a directory to unpack " + path, "set TMPDIR to a writable directory");
-    }
+    auto temp = TempDir::Create("fabcheck-capture");
+    if (!temp.ok()) return temp.status().WithContext("cannot unpack " + path);
     state->kind = Kind::kCapture;
-    state->temp_dir = state->base = pattern;
+    state->temp_dir = std::move(*temp);
+    state->base = state->temp_dir->path();
     state->display = path;
-    RETURN_IF_ERROR(ExtractArchive(path, pattern));
+    ArchiveKind capture;  // the defaults describe a capture
+    capture.allow_symlinks = true;  // sysfs is links; Resolve() keeps every one inside the root
+    RETURN_IF_ERROR(ExtractArchive(path, state->base, capture));
   } else {
     return InvalidArgumentError(path + " is not a sysroot" + kWhat);
   }
   SysRoot root(state);
+  // An unreadable tree is not "a tree without devices".
+  for (const std::string dir : {"", "/sys"}) {
+    std::string host = root.HostPath(dir.empty() ? "/" : dir);
+    if (!root.live() && ::access(host.c_str(), R_OK | X_OK) != 0 && errno != ENOENT) {
+      return ErrnoError(errno, "cannot read sysroot " + path + (dir.empty() ? "" : ": " + dir),
+                        "run as root, or as the owner of the tree");
+    }
+  }
   if (!root.IsDirectory("/sys")) {
     return InvalidArgumentError(path + " is not a sysroot: it has no sys/ directory" + kWhat);
   }
@@ -275,7 +277,7 @@ bool SysRoot::recording() const {
 
 Status SysRoot::WriteCapture(const std::string& output_path, const std::string& info_json) const {
   std::lock_guard lock(state_->mutex);
-  std::string temp_path = output_path + ".partial";
+  ASSIGN_OR_RETURN(ArchiveOutput target, ArchiveOutput::Open(output_path));
   struct archive* writer = archive_write_new();
   struct ArchiveCloser {
     struct archive* a;
@@ -283,8 +285,10 @@ Status SysRoot::WriteCapture(const std::string& output_path, const std::string& 
   } closer{writer};
   archive_write_add_filter_gzip(writer);
   archive_write_set_format_pax_restricted(writer);
-  if (archive_write_open_filename(writer, temp_path.c_str()) != ARCHIVE_OK) {
-    return ErrnoError(archive_errno(writer), "cannot write capture " + temp_path, "check the directory exists and is writable");
+  // Writes of a few KiB: no padding to 10 KiB blocks when streaming into a pipe.
+  archive_write_set_bytes_in_last_block(writer, 1);
+  if (archive_write_open_fd(writer, target.fd()) != ARCHIVE_OK) {
+    return ErrnoError(archive_errno(writer), "cannot write capture " + output_path);
   }
 
   std::set<std::string> all_dirs = state_->dirs;
@@ -309,8 +313,8 @@ Status SysRoot::WriteCapture(const std::string& output_path, const std::string& 
     if (archive_write_header(writer, entry) != ARCHIVE_OK ||
         (content && !content->empty() &&
          archive_write_data(writer, content->data(), content->size()) != static_cast<la_ssize_t>(content->size()))) {
-      status = ErrnoError(archive_errno(writer), "cannot write " + path + " into capture " + temp_path,
-                          "is the disk full? the partial file has been removed");
+      status = ErrnoError(archive_errno(writer), "cannot write " + path + " into capture " + output_path,
+                          target.streaming() ? "is the disk full?" : "is the disk full? the partial file has been removed");
     }
     archive_entry_free(entry);
   };
@@ -326,18 +330,10 @@ Status SysRoot::WriteCapture(const std::string& output_path, const std::string& 
   }
   add_entry(std::string(kCaptureInfoFile), AE_IFREG, &info_json, nullptr);
   if (status.ok() && archive_write_close(writer) != ARCHIVE_OK) {
-    status = ErrnoError(archive_errno(writer), "cannot finish capture " + temp_path, "is the disk full?");
+    status = ErrnoError(archive_errno(writer), "cannot finish capture " + output_path, "is the disk full?");
   }
-  if (!status.ok()) {
-    ::unlink(temp_path.c_str());
-    return status;
-  }
-  if (::rename(temp_path.c_str(), output_path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp_path.c_str());
-    return ErrnoError(err, "cannot move capture into place at " + output_path);
-  }
-  return Status::Ok();
+  if (!status.ok()) return status;  // the temporary file goes with `target`
+  return target.Commit();
 }
 
 }  // namespace fabcheck::sys

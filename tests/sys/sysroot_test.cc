@@ -1,7 +1,11 @@
 #include "sys/sysroot.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
@@ -110,6 +114,77 @@ TEST_F(SysRootTest, CaptureToUnwritablePlaceFailsCleanly) {
   Status s = root->WriteCapture("/nonexistent-dir/x.tar.gz", "{}");
   EXPECT_FALSE(s.ok());
   EXPECT_FALSE(fs::exists("/nonexistent-dir/x.tar.gz.partial"));
+}
+
+
+TEST_F(SysRootTest, CaptureOntoANonRegularFileStreamsOrRefusesButNeverRenames) {
+  auto root = SysRoot::Open(dir_.string());
+  ASSERT_TRUE(root.ok());
+  root->StartRecording();
+  ASSERT_TRUE(root->ReadAttribute("/sys/class/infiniband/mlx5_0/fw_ver").ok());
+
+  // A character device is streamed into and stays a device: one of our own
+  // as root (a regression must not replace the machine's /dev/null).
+  std::string device = "/dev/null";
+  if (::geteuid() == 0) {
+    device = (dir_ / "null").string();
+    ASSERT_EQ(::mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+  }
+  ASSERT_TRUE(root->WriteCapture(device, "{}").ok());
+  EXPECT_TRUE(fs::is_character_file(device));
+
+  // A FIFO: the reader gets the whole capture.
+  std::string fifo = (dir_ / "out.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  Status streamed = root->WriteCapture(fifo, "{}");
+  reader.join();
+  ASSERT_TRUE(streamed.ok()) << streamed.ToString();
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  ASSERT_GT(received.size(), 2u);
+  EXPECT_EQ(static_cast<unsigned char>(received[0]), 0x1f);  // gzip magic
+  EXPECT_EQ(static_cast<unsigned char>(received[1]), 0x8b);
+
+  // A folder is refused with a hint.
+  Status folder = root->WriteCapture(dir_.string(), "{}");
+  ASSERT_FALSE(folder.ok());
+  EXPECT_NE(folder.message().find("it is a folder"), std::string::npos) << folder.message();
+  EXPECT_TRUE(fs::is_directory(dir_));
+}
+
+TEST_F(SysRootTest, CaptureKeepsALinkAndNeverWritesThroughAPlantedPartialFile) {
+  auto root = SysRoot::Open(dir_.string());
+  ASSERT_TRUE(root.ok());
+  root->StartRecording();
+  ASSERT_TRUE(root->ReadAttribute("/sys/class/infiniband/mlx5_0/fw_ver").ok());
+  fs::path real = dir_ / "real.tar.gz";
+  std::ofstream(real) << "old";
+  fs::create_symlink(real, dir_ / "link.tar.gz");
+  // Someone plants the name the old code wrote to first.
+  fs::path victim = dir_ / "victim";
+  std::ofstream(victim) << "original";
+  fs::create_symlink(victim, dir_ / "link.tar.gz.partial");
+  fs::create_symlink(victim, dir_ / "real.tar.gz.partial");
+
+  ASSERT_TRUE(root->WriteCapture((dir_ / "link.tar.gz").string(), "{}").ok());
+  EXPECT_TRUE(fs::is_symlink(dir_ / "link.tar.gz"));
+  EXPECT_GT(fs::file_size(real), 3u);
+  std::ifstream in(victim);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "original");
+  auto replay = SysRoot::Open(real.string());
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_EQ(*replay->ReadAttribute("/sys/class/infiniband/mlx5_0/fw_ver"), "28.39.1002");
+  // No temporary file left beside it.
+  for (auto& e : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(e.path().string().find(".XXXXXX"), std::string::npos);
+    EXPECT_FALSE(e.path().filename().string().rfind(".real", 0) == 0) << e.path();
+  }
 }
 
 }  // namespace
