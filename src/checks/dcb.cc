@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/fd.h"
+#include "base/json_text.h"
 
 namespace fabcheck::checks {
 
@@ -174,7 +175,7 @@ std::string DcbToJson(const DcbInfo& info) {
     j["apps"] = nlohmann::json::array();
     for (const auto& a : info.apps) j["apps"].push_back({{"selector", a.selector}, {"priority", a.priority}, {"protocol", a.protocol}});
   }
-  return j.dump(2);
+  return ToJsonText(j, 2);
 }
 
 Result<DcbInfo> DcbFromJson(std::string_view text) {
@@ -206,7 +207,7 @@ Result<DcbInfo> ReadDcb(const sys::SysRoot& root, std::string_view ifname) {
   if (root.live()) {
     auto info = QueryDcbLive(ifname);
     root.RecordMeta(meta_name, info.ok() ? DcbToJson(*info)
-                                         : nlohmann::json{{"error", info.status().message()}}.dump(2));
+                                         : ToJsonText(nlohmann::json{{"error", info.status().message()}}, 2));
     return info;
   }
   auto text = root.ReadMeta(meta_name);

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <thread>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "coll/tcp_rendezvous.h"
 #include "control/api.h"
@@ -85,7 +86,7 @@ class FileRendezvous : public Rendezvous {
   }
 
   Status Report(const RankOutcome& outcome) override {
-    return WriteAtomically(ResultPath(path_, outcome.rank), OutcomeToJson(outcome).dump());
+    return WriteAtomically(ResultPath(path_, outcome.rank), ToJsonText(OutcomeToJson(outcome)));
   }
 
   Result<std::vector<RankOutcome>> Gather(const RankOutcome& own) override {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 
@@ -276,7 +277,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::str
           impl->board.NoteProblem(fmt::format("{} sent a request without the right token", req.remote_addr));
         }
         res.status = 401;
-        res.set_content(json{{"error", "missing or wrong token (give every rank the same --token-file)"}}.dump(),
+        res.set_content(ToJsonText(json{{"error", "missing or wrong token (give every rank the same --token-file)"}}),
                         "application/json");
         return;
       }
@@ -290,7 +291,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::str
       return;
     }
     res.status = s.code() == StatusCode::kFailedPrecondition ? 409 : 400;
-    res.set_content(json{{"error", s.message()}}.dump(), "application/json");
+    res.set_content(ToJsonText(json{{"error", s.message()}}), "application/json");
   };
   impl->http.Post("/v1/coll/join", guarded([impl, answer](const httplib::Request& req, httplib::Response& res) {
     Status s = impl->board.Join(req.body, req.remote_addr);
@@ -303,10 +304,10 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::str
     answer(res, s);
   }));
   impl->http.Get("/v1/coll/meeting", guarded([impl](const httplib::Request&, httplib::Response& res) {
-    res.set_content(impl->board.Meeting().dump(), "application/json");
+    res.set_content(ToJsonText(impl->board.Meeting()), "application/json");
   }));
   impl->http.Get("/v1/coll/results", guarded([impl](const httplib::Request&, httplib::Response& res) {
-    res.set_content(impl->board.Results().dump(), "application/json");
+    res.set_content(ToJsonText(impl->board.Results()), "application/json");
   }));
   if (port == 0) {
     server->port_ = impl->http.bind_to_any_port(bind);

@@ -1,4 +1,5 @@
 #include "control/client.h"
+#include "base/json_text.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -27,7 +28,10 @@ Result<nlohmann::json> AgentClient::Call(const std::string& method, const std::s
   }
   auto j = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 200) {
-    std::string message = j.is_object() && j.contains("error") ? j["error"].get<std::string>() : res->body;
+    // An agent (or whatever answers on its port) may send anything: only a
+    // string "error" is taken as the message.
+    std::string message =
+        j.is_object() && j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : res->body;
     StatusCode code = res->status == 401   ? StatusCode::kUnauthenticated
                       : res->status == 400 ? StatusCode::kInvalidArgument
                       : res->status == 409 ? StatusCode::kResourceExhausted
@@ -57,7 +61,7 @@ Result<nlohmann::json> AgentClient::Inventory() const {
 }
 
 Result<PeerTestResponse> AgentClient::RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const {
-  ASSIGN_OR_RETURN(nlohmann::json j, Call("POST", "/v1/test", nlohmann::json(request).dump(), timeout));
+  ASSIGN_OR_RETURN(nlohmann::json j, Call("POST", "/v1/test", ToJsonText(nlohmann::json(request)), timeout));
   try {
     return j.get<PeerTestResponse>();
   } catch (const nlohmann::json::exception& e) {

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 void Reply(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(ToJsonText(body), "application/json");
 }
 
 void Error(httplib::Response& res, int status, const std::string& message) {

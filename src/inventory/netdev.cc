@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 
 namespace fabcheck::inventory {
@@ -74,7 +75,7 @@ AddressMap LoadAddresses(Reader& reader, bool* known) {
 std::string AddressMapToJson(const AddressMap& addresses) {
   nlohmann::json interfaces = nlohmann::json::object();
   for (const auto& [name, list] : addresses) interfaces[name] = list;
-  return nlohmann::json{{"interfaces", interfaces}}.dump(1) + "\n";
+  return ToJsonText(nlohmann::json{{"interfaces", interfaces}}, 1) + "\n";
 }
 
 Result<AddressMap> AddressMapFromJson(std::string_view text) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/log.h"
 #include "dl/nvml.h"
 
@@ -43,7 +44,7 @@ model::VerbsProbe ProbeVerbs(Reader& reader, bool query_live) {
   if (root.live()) {
     if (!query_live) return {};
     model::VerbsProbe probe = QueryVerbs();
-    root.RecordMeta(kVerbsMeta, nlohmann::json(probe).dump(1) + "\n");
+    root.RecordMeta(kVerbsMeta, ToJsonText(nlohmann::json(probe), 1) + "\n");
     return probe;
   }
   auto text = root.ReadMeta(kVerbsMeta);
@@ -73,7 +74,7 @@ std::string NameGpus(Reader& reader, bool query_live, std::vector<model::Gpu>* g
       for (const auto& g : report->gpus) list.push_back({{"bus_id", g.bus_id}, {"name", g.name}, {"uuid", g.uuid}});
       record = {{"available", true}, {"driver_version", report->driver_version}, {"gpus", list}};
     }
-    root.RecordMeta(kNvmlMeta, record.dump(1) + "\n");
+    root.RecordMeta(kNvmlMeta, ToJsonText(record, 1) + "\n");
   } else {
     auto text = root.ReadMeta(kNvmlMeta);
     if (!text.ok()) return "";

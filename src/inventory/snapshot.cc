@@ -6,6 +6,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "base/log.h"
 #include "inventory/inventory.h"
 
@@ -75,7 +76,7 @@ Result<SnapshotResult> TakeSnapshot(const sys::SysRoot& root, const std::string&
     info["uname"] = {{"sysname", uts.sysname}, {"nodename", uts.nodename}, {"release", uts.release},
                      {"version", uts.version}, {"machine", uts.machine}};
   }
-  result.info_json = info.dump(2) + "\n";
+  result.info_json = ToJsonText(info, 2) + "\n";
   RETURN_IF_ERROR(root.WriteCapture(output_path, result.info_json));
   return result;
 }

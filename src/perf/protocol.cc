@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "base/units.h"
 #include "perf/hmac.h"
@@ -35,7 +36,7 @@ std::string GuessProtocol(std::string_view head) {
 }  // namespace
 
 std::string EncodeFrame(const nlohmann::json& message) {
-  std::string payload = message.dump();
+  std::string payload = ToJsonText(message);
   uint32_t len = static_cast<uint32_t>(payload.size());
   std::string out(kFrameHeader, '\0');
   for (int i = 0; i < 4; ++i) out[i] = static_cast<char>(kFrameMagic >> (24 - 8 * i));
@@ -105,7 +106,7 @@ Result<nlohmann::json> FramedConnection::Expect(std::string_view type, std::stri
                                                                            : "";
   if (got == "refuse") return FailedPreconditionError(fmt::format("{} refused during {}: {}", peer_, phase, reason));
   if (got == "error") {
-    std::string where = j.value("phase", std::string(phase));
+    std::string where = j.contains("phase") && j["phase"].is_string() ? j["phase"].get<std::string>() : std::string(phase);
     return AbortedError(fmt::format("{} failed during {}: {}", peer_, where, reason));
   }
   return DataLossError(fmt::format("{} during {}: expected a '{}' message, got '{}' (protocol mismatch)", peer_,

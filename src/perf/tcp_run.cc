@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/json_text.h"
 #include "dl/cuda.h"
 #include "perf/tcp_internal.h"
 #include "perf/tcp_transport.h"
@@ -17,6 +18,15 @@
 namespace fabcheck::perf::tcp {
 
 namespace {
+
+// The peer's "error" as text: a peer that sends another type is reported,
+// never a type_error thrown out of the run.
+std::string PeerError(const nlohmann::json& j) {
+  auto it = j.find("error");
+  if (it == j.end()) return "(no reason given)";
+  const auto& e = *it;
+  return e.is_string() ? e.get<std::string>() : "(malformed error: " + ToJsonText(e) + ")";
+}
 
 constexpr uint64_t kUnknown = UINT64_MAX;
 constexpr const char* kStopped = "test stopped (another stream failed, the server is shutting down, or the test ran "
@@ -292,14 +302,19 @@ Result<SideMeasurement> RunBandwidth(const RunContext& ctx, uint64_t size, Contr
   auto theirs = control.Exchange(fmt::format("bw size {}", size), mine, wait_ms);
   Status outcome = theirs.status();
   if (outcome.ok() && theirs->contains("error")) {
-    outcome = AbortedError(fmt::format("{} failed: {}", ctx.peer, (*theirs)["error"].get<std::string>()));
+    outcome = AbortedError(fmt::format("{} failed: {}", ctx.peer, PeerError(*theirs)));
   }
   if (outcome.ok()) {
-    auto their_sent = theirs->value("sent", std::vector<uint64_t>{});
-    if (their_sent.size() != static_cast<size_t>(n)) {
+    std::vector<uint64_t> their_sent;
+    try {
+      their_sent = theirs->value("sent", std::vector<uint64_t>{});
+    } catch (const nlohmann::json::exception& e) {
+      outcome = DataLossError(fmt::format("{} sent a malformed byte count: {}", ctx.peer, e.what()));
+    }
+    if (outcome.ok() && their_sent.size() != static_cast<size_t>(n)) {
       outcome = DataLossError(fmt::format("{} during bw size {}: byte counts for {} connections, expected {}",
                                           ctx.peer, size, their_sent.size(), n));
-    } else {
+    } else if (outcome.ok()) {
       for (int c = 0; c < n; ++c) {
         if (!sends_on(c)) st.rx_target[static_cast<size_t>(c)].store(their_sent[static_cast<size_t>(c)]);
       }
@@ -453,14 +468,18 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
   } else {
     if (p.iters != 0) worker.join();  // the count is known: the wait below stays short
     theirs = control.Exchange(fmt::format("lat size {}", size), nlohmann::json::object(), wait_ms);
-    if (theirs.ok() && !theirs->contains("error")) target.store(theirs->value("messages", uint64_t{0}));
-    else abort = true;
+    if (theirs.ok() && !theirs->contains("error")) {
+      auto it = theirs->find("messages");
+      target.store(it != theirs->end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0);
+    } else {
+      abort = true;
+    }
     if (!theirs.ok() || theirs->contains("error")) ::shutdown(fd, SHUT_RDWR);
     if (worker.joinable()) worker.join();
   }
   if (!theirs.ok()) return theirs.status();
   if (theirs->contains("error")) {
-    return AbortedError(fmt::format("{} failed: {}", ctx.peer, (*theirs)["error"].get<std::string>()));
+    return AbortedError(fmt::format("{} failed: {}", ctx.peer, PeerError(*theirs)));
   }
   if (!status.ok()) return status;
   m.iterations = done > p.warmup ? done - p.warmup : 0;

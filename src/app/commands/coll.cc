@@ -9,6 +9,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/units.h"
 #include "base/units.h"
@@ -176,7 +177,7 @@ int Run(const Options& o) {
     auto outcomes = (*rendezvous)->Gather(outcome);
     if (!outcomes.ok()) return Fail(outcomes.status().WithContext("rank 0 collecting the ranks' results"));
     coll::MergeRankOutcomes(*outcomes, &*report);
-    std::cout << (o.json ? nlohmann::json(*report).dump(2) + "\n" : coll::FormatCollReport(*report));
+    std::cout << (o.json ? ToJsonText(nlohmann::json(*report), 2) + "\n" : coll::FormatCollReport(*report));
     return Worst(*report);
   }
 
@@ -215,7 +216,7 @@ int Run(const Options& o) {
   }
   auto report = coll::RunColl(options, setup, log_dir);
   if (!report.ok()) return Fail(report.status());
-  std::cout << (o.json ? nlohmann::json(*report).dump(2) + "\n" : coll::FormatCollReport(*report));
+  std::cout << (o.json ? ToJsonText(nlohmann::json(*report), 2) + "\n" : coll::FormatCollReport(*report));
   return Worst(*report);
 }
 

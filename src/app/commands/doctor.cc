@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "checks/registry.h"
 #include "checks/runner.h"
 #include "fabcheck/version.h"
@@ -38,7 +39,7 @@ int Run(const DoctorFlags& flags) {
                : kExitError;
   }
   if (flags.json) {
-    std::cout << nlohmann::json(*report).dump(2) << "\n";
+    std::cout << ToJsonText(nlohmann::json(*report), 2) << "\n";
   } else {
     std::cout << checks::RenderDoctorText(*report, flags.verbose);
   }

@@ -5,6 +5,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/units.h"
 #include "coll/gpu_copy.h"
 #include "fabcheck/version.h"
@@ -46,7 +47,7 @@ int Run(const Options& o) {
   }
   report->fabcheck_version = kVersion;
   if (o.json) {
-    std::cout << nlohmann::json(*report).dump(2) << "\n";
+    std::cout << ToJsonText(nlohmann::json(*report), 2) << "\n";
   } else {
     std::cout << coll::FormatGpuCopyReport(*report);
   }

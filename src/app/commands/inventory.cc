@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "inventory/inventory.h"
 #include "inventory/render.h"
@@ -28,7 +29,7 @@ int Run(const Options& options) {
   }
   model::Inventory inv = inventory::ReadInventory(*root);
   if (options.json) {
-    std::cout << nlohmann::json(inv).dump(2) << "\n";
+    std::cout << ToJsonText(nlohmann::json(inv), 2) << "\n";
   } else {
     inventory::RenderOptions render;
     render.matrix = options.matrix;

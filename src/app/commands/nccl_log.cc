@@ -5,6 +5,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "coll/nccl_log.h"
 
 namespace {
@@ -22,7 +23,7 @@ int Run(const Options& options) {
     return fabcheck::kExitError;
   }
   if (options.json) {
-    std::cout << nlohmann::json(*summary).dump(2) << "\n";
+    std::cout << fabcheck::ToJsonText(nlohmann::json(*summary), 2) << "\n";
   } else {
     std::cout << fabcheck::coll::FormatNcclLogSummary(*summary);
   }

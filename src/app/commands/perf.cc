@@ -5,6 +5,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/units.h"
@@ -138,15 +139,17 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
   if (!result.ok()) {
     std::cerr << "fabcheck perf run: " << result.status().message() << "\n";
     if (a.json) {
-      std::cout << nlohmann::json{{"schema", model::kPerfSchema}, {"ok", false}, {"error", result.status().message()},
-                                  {"code", StatusCodeName(result.status().code())}}
-                       .dump(2)
+      std::cout << ToJsonText(nlohmann::json{{"schema", model::kPerfSchema},
+                                             {"ok", false},
+                                             {"error", result.status().message()},
+                                             {"code", StatusCodeName(result.status().code())}},
+                              2)
                 << "\n";
     }
     return kExitError;
   }
   if (a.json) {
-    std::cout << nlohmann::json(*result).dump(2) << "\n";
+    std::cout << ToJsonText(nlohmann::json(*result), 2) << "\n";
   } else {
     std::cout << perf::FormatPerfTable(*result, {a.mibps});
   }

@@ -6,6 +6,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "fabcheck/version.h"
 #include "inventory/snapshot.h"
@@ -38,7 +39,7 @@ int Run(const Options& options) {
     info["counts"] = {{"rdma_devices", inv.rdma_devices.size()}, {"netdevs", inv.netdevs.size()},
                       {"gpus", inv.gpus.size()},                 {"nics", inv.nics.size()},
                       {"nvswitches", inv.nvswitches.size()},     {"warnings", inv.warnings.size()}};
-    std::cout << info.dump(2) << "\n";
+    std::cout << ToJsonText(info, 2) << "\n";
   } else {
     std::cout << "wrote " << options.output << ": " << root->Describe() << ", host "
               << (inv.host.hostname.empty() ? "?" : inv.host.hostname) << "; " << inv.rdma_devices.size()

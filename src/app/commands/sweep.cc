@@ -9,6 +9,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/units.h"
 #include "control/netif.h"
@@ -212,14 +213,14 @@ int RunSweepCommand(const Options& o) {
   nlohmann::json j = *result;
   if (!o.output.empty()) {
     std::ofstream out(o.output);
-    out << j.dump(2) << "\n";
+    out << ToJsonText(j, 2) << "\n";
     if (!out) {
       std::cerr << "fabcheck sweep: cannot write " << o.output << "\n";
       return kExitError;
     }
   }
   if (o.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << ToJsonText(j, 2) << "\n";
   } else {
     std::cout << sweep::RenderText(*result);
   }

@@ -5,6 +5,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "fabcheck/version.h"
 
 namespace {
@@ -15,7 +16,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_flag("--json", *json, "Print {\"fabcheck_version\": ...} instead of text");
   return [json] {
     if (*json) {
-      std::cout << nlohmann::json{{"fabcheck_version", fabcheck::kVersion}}.dump(2) << "\n";
+      std::cout << fabcheck::ToJsonText(nlohmann::json{{"fabcheck_version", fabcheck::kVersion}}, 2) << "\n";
     } else {
       std::cout << "fabcheck " << fabcheck::kVersion << "\n";
     }

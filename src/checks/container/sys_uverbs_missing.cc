@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.h"
 #include "checks/check.h"
 #include "checks/facts.h"
 
@@ -112,7 +113,7 @@ void Run(const Context& ctx, Reporter& out) {
     }
   }
   // Device nodes are never captured as files; a capture carries the answers.
-  if (ctx.root->recording() && !record.empty()) ctx.root->RecordMeta(kMeta, record.dump(2));
+  if (ctx.root->recording() && !record.empty()) ctx.root->RecordMeta(kMeta, ToJsonText(record, 2));
   if (!good.empty()) out.Pass("node", "verbs devices present and accessible: " + JoinLimited(good, 8));
 }
 

@@ -1,4 +1,5 @@
 // cluster.ipam.range: gateway or excludes outside the range, overlapping ranges.
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "k8s/ip.h"
 #include "k8s/rules/common.h"
@@ -21,7 +22,7 @@ void CheckPool(const Nad& nad, const json& spec, const char* range_key, const ch
                Reporter& out, std::vector<Pool>& pools) {
   auto report = [&](const std::string& message) {
     out.Add(ObjectReport(*nad.source, nad.ipam_line, "network " + nad.ns + "/" + nad.name + ": " + message,
-                         {"ipam: " + spec.dump()}));
+                         {"ipam: " + ToJsonText(spec)}));
   };
   std::string range_text = Str(spec, range_key);
   if (range_text.empty()) return;
@@ -43,7 +44,7 @@ void CheckPool(const Nad& nad, const json& spec, const char* range_key, const ch
   }
   if (spec.contains("exclude") && spec["exclude"].is_array()) {
     for (const auto& e : spec["exclude"]) {
-      std::string text = e.is_string() ? e.get<std::string>() : e.dump();
+      std::string text = e.is_string() ? e.get<std::string>() : ToJsonText(e);
       auto ex = ParseCidr(text);
       if (!ex) {
         report("exclude entry '" + text + "' is not a CIDR");

@@ -2,6 +2,7 @@
 #include <map>
 #include <regex>
 
+#include "base/json_text.h"
 #include "base/strings.h"
 #include "k8s/rules/common.h"
 
@@ -30,7 +31,7 @@ void Check(const Context& ctx, Reporter& out) {
     std::vector<std::string> if_names = Strings(selectors, "ifNames");
     auto report = [&](const std::string& message, std::vector<std::string> evidence, Level level) {
       Report r = ObjectReport(*s.source, s.line, "resource " + s.resource_name + ": " + message, std::move(evidence));
-      r.evidence.push_back("configList entry: " + e.dump());
+      r.evidence.push_back("configList entry: " + ToJsonText(e));
       r.level = level;
       out.Add(std::move(r));
     };
@@ -44,7 +45,7 @@ void Check(const Context& ctx, Reporter& out) {
     }
     if (!any_selector) {
       report("no selectors and no devices: the resource selects no HCA (or, in older plugin versions, every HCA)",
-             {"selectors: " + selectors.dump()}, Level::kError);
+             {"selectors: " + ToJsonText(selectors)}, Level::kError);
     }
     if (!devices.empty() && !if_names.empty()) {
       report("sets both the legacy devices list and selectors.ifNames; the plugin uses one of them",

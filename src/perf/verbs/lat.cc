@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/json_text.h"
 #include "perf/verbs/plan.h"
 #include "perf/verbs/verbs_transport.h"
 
@@ -50,7 +51,7 @@ Result<SideMeasurement> VerbsTransport::RunLat(uint64_t size, ControlChannel& co
         agreed["iters"].get<uint64_t>() > kMaxLatIterations) {
       return DataLossError(fmt::format("peer {} sent no usable latency iteration count for {} B (got {}); run the "
                                        "same fabcheck version on both sides, or give --iters instead of --duration",
-                                       peer_name_, size, peer.dump()));
+                                       peer_name_, size, ToJsonText(peer)));
     }
     count = agreed["iters"].get<uint64_t>();
   } else if (params_.warmup > 0) {
