@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/units.h"
+
 namespace fabcheck {
 namespace {
 
@@ -102,8 +104,8 @@ Status ReadError(const std::string& path, int err, int idle_timeout_ms) {
 
 Status TooLarge(const std::string& path, uint64_t max_bytes) {
   return ResourceExhaustedError(fmt::format(
-      "{} is larger than {} bytes: stopped reading there (is it the right file? cut it to the part that matters)",
-      path == "-" ? "stdin" : path, max_bytes));
+      "{} is larger than {}: stopped reading there (is it the right file? cut it to the part that matters)",
+      path == "-" ? "stdin" : path, FormatSize(max_bytes)));
 }
 
 }  // namespace
@@ -140,8 +142,8 @@ bool LineReader::Fill() {
   if (eof_ || !status_.ok()) return false;
   if (total_ >= options_.max_total) {
     status_ = ResourceExhaustedError(fmt::format(
-        "{}: stopped after {} bytes (the limit for one input; is it an endless stream such as /dev/zero?)", path_,
-        options_.max_total));
+        "{}: stopped after {} (the limit for one input; is it an endless stream such as /dev/zero?)",
+        path_ == "-" ? "stdin" : path_, FormatSize(options_.max_total)));
     return false;
   }
   ssize_t n = ReadSome(fd_.get(), wait_, options_.idle_timeout_ms, buffer_.data(), buffer_.size());

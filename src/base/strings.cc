@@ -1,6 +1,7 @@
 #include "base/strings.h"
 
 #include <cctype>
+#include <cmath>
 #include <charconv>
 #include <cstdlib>
 #include <string>
@@ -72,6 +73,10 @@ std::optional<double> ParseDouble(std::string_view s) {
   double value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  // "nan" and "inf" parse, but no value fabcheck reads (a port rate, a
+  // profile figure, a bandwidth in a log) can be one: a NaN compares false
+  // with everything and would pass every threshold.
+  if (!std::isfinite(value)) return std::nullopt;
   return value;
 }
 

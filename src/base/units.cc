@@ -133,7 +133,7 @@ Result<IbRate> ParseIbRate(std::string_view text) {
   IbRate rate;
   size_t space = s.find(' ');
   auto number = ParseDouble(s.substr(0, space));
-  if (!number || space == std::string_view::npos || s.substr(space + 1, 6) != "Gb/sec") {
+  if (!number || *number < 0 || space == std::string_view::npos || s.substr(space + 1, 6) != "Gb/sec") {
     return InvalidArgumentError("unrecognised port rate '" + std::string(text) + "' (expected e.g. '400 Gb/sec (4X NDR)')");
   }
   rate.gbps = *number;

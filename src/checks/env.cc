@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/input.h"
+#include "base/json_text.h"
 #include "base/strings.h"
 
 extern char** environ;
@@ -33,6 +35,8 @@ std::string NcclEnv::Describe(std::string_view name) const {
 }
 
 namespace {
+
+constexpr uint64_t kMaxEnvFileBytes = 4 << 20;  // a job environment is a few KiB
 
 bool ValidName(std::string_view name) {
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
@@ -75,13 +79,12 @@ Result<NcclEnv> LoadNcclEnv(const sys::SysRoot& root, const EnvSources& sources)
   NcclEnv env;
   // Highest layer first, then conf-file defaults below it.
   for (const auto& path : sources.env_files) {
-    std::ifstream in(path);
-    if (!in) {
-      return NotFoundError("cannot read --env-file " + path + " (give a file of KEY=VALUE lines, e.g. a job's env)");
+    auto text = ReadFileBounded(path, kMaxEnvFileBytes);
+    if (!text.ok()) {
+      return Status(text.status().code(), "cannot read --env-file: " + text.status().message() +
+                                              " (give a file of KEY=VALUE lines, e.g. a job's env)");
     }
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    ASSIGN_OR_RETURN(auto vars, ParseEnvText(buffer.str(), path));
+    ASSIGN_OR_RETURN(auto vars, ParseEnvText(*text, path));
     for (auto& [k, v] : vars) env.Set(k, v.value, v.source);
   }
   if (sources.use_process_env) {
@@ -97,7 +100,7 @@ Result<NcclEnv> LoadNcclEnv(const sys::SysRoot& root, const EnvSources& sources)
         recorded[key] = value;
         env.SetDefault(key, value, "environment");
       }
-      root.RecordMeta(kEnvMetaName, recorded.dump(2));
+      root.RecordMeta(kEnvMetaName, ToJsonText(recorded, 2));
     } else if (auto meta = root.ReadMeta(kEnvMetaName); meta.ok()) {
       auto parsed = nlohmann::json::parse(*meta, nullptr, /*allow_exceptions=*/false);
       if (parsed.is_object()) {

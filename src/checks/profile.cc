@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/input.h"
 #include "base/strings.h"
 #include "base/units.h"
 
@@ -17,6 +18,8 @@ bool Profile::IsComputeNic(std::string_view device) const {
 }
 
 namespace {
+
+constexpr uint64_t kMaxProfileBytes = 4 << 20;  // a profile is a page of YAML
 
 // Collects the first error; every accessor names the full key ("nics.rate_gbps").
 class Reader {
@@ -175,14 +178,13 @@ Result<Profile> ParseProfile(std::string_view yaml_text, std::string_view label)
 }
 
 Result<Profile> LoadProfile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return NotFoundError("cannot read profile " + path +
-                         " (give a YAML profile file; shipped ones are in profiles/ of the source tree)");
+  auto text = ReadFileBounded(path, kMaxProfileBytes);
+  if (!text.ok()) {
+    return Status(text.status().code(),
+                  "cannot read profile: " + text.status().message() +
+                      " (give a YAML profile file; shipped ones are in profiles/ of the source tree)");
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseProfile(buffer.str(), path);
+  return ParseProfile(*text, path);
 }
 
 }  // namespace fabcheck::checks

@@ -49,6 +49,15 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
   inventory::ReadOptions read_options;
   read_options.query_libraries = options.query_libraries;
   model::Inventory inv = inventory::ReadInventory(root, read_options);
+  // A folder that cannot be listed hides everything in it: checking the rest
+  // would report "nothing to check" or a pass for what was never seen.
+  for (const auto& w : inv.warnings) {
+    bool denied = w.message.find("EACCES") != std::string::npos || w.message.find("EPERM") != std::string::npos;
+    if (denied && w.message.rfind("cannot list", 0) == 0) {
+      return PermissionDeniedError("cannot check " + root.Describe() + ": " + root.DisplayPath(w.path) + " " +
+                                   w.message + " (run as root, or as the owner of the tree)");
+    }
+  }
 
   Context ctx;
   ctx.root = &root;

@@ -11,10 +11,14 @@
 #include <set>
 #include <sstream>
 
+#include "base/input.h"
 #include "base/strings.h"
 
 namespace fabcheck::coll {
 namespace {
+
+// A whole job's NCCL_DEBUG=INFO output is tens of MiB; /dev/zero is not a log.
+constexpr uint64_t kMaxLogBytes = 256ull << 20;
 
 // The path-type tables of NCCL's src/graph/topo.h, by version.
 const std::vector<std::string> kPathsUpTo225 = {"LOC", "NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS", "NET", "DIS"};
@@ -135,15 +139,16 @@ void NcclLogParser::AddText(std::string_view text, std::string_view name) {
 }
 
 Status NcclLogParser::AddFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return NotFoundError(fmt::format("cannot read NCCL log {}: {} (give the file NCCL_DEBUG_FILE wrote, or the "
-                                     "job's stdout/stderr saved with NCCL_DEBUG=INFO)",
-                                     path, std::strerror(errno)));
+  auto text = ReadFileBounded(path, kMaxLogBytes);
+  if (!text.ok()) {
+    bool missing = text.status().code() == StatusCode::kNotFound || text.status().code() == StatusCode::kPermissionDenied;
+    return Status(text.status().code(),
+                  fmt::format("cannot read NCCL log: {}{}", text.status().message(),
+                              missing ? " (give the file NCCL_DEBUG_FILE wrote, or the job's stdout/stderr saved "
+                                        "with NCCL_DEBUG=INFO)"
+                                      : ""));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  AddText(buffer.str(), path);
+  AddText(*text, path);
   return Status::Ok();
 }
 

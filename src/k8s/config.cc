@@ -5,10 +5,13 @@
 #include <fstream>
 #include <iterator>
 
+#include "base/input.h"
 #include "base/strings.h"
 
 namespace fabcheck::k8s {
 namespace {
+
+constexpr uint64_t kMaxConfigBytes = 4 << 20;  // a lint config is a page of YAML
 
 Status KeyError(const std::string& file, const YNode& node, const std::string& message) {
   return InvalidArgumentError(file + ":" + std::to_string(node.line) + ": " + message);
@@ -207,10 +210,9 @@ Result<LintConfig> ParseLintConfig(std::string_view text, const std::string& fil
 }
 
 Result<LintConfig> LoadLintConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot read config " + path + " (check the path)");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return ParseLintConfig(text, path);
+  auto text = ReadFileBounded(path, kMaxConfigBytes);
+  if (!text.ok()) return Status(text.status().code(), "cannot read config: " + text.status().message());
+  return ParseLintConfig(*text, path);
 }
 
 }  // namespace fabcheck::k8s

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "base/input.h"
 #include "base/strings.h"
 
 namespace fabcheck::k8s {
@@ -76,9 +77,45 @@ void AddObject(const YNodePtr& node, const std::string& file, int doc_index, Man
   set.objects.push_back(std::move(obj));
 }
 
+// The YAML files under `dir`. A folder that cannot be listed is an error,
+// never skipped: a lint that did not see every file must not pass.
+Status ListYamlFiles(const std::string& dir, const LoadOptions& options, std::vector<std::string>& files) {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+  if (ec) {
+    return Status(StatusCodeFromErrno(ec.value()), "cannot list folder " + dir + ": " + ec.message() +
+                                                       " (check its permissions, or run as its owner)");
+  }
+  for (; it != end;) {
+    std::string entry = it->path().string();
+    if (it->is_directory(ec) && Ignored(entry, options.ignore_globs)) {
+      it.disable_recursion_pending();
+    } else if (it->is_directory(ec) && !it->is_symlink(ec)) {
+      // Opened on the next increment: check it can be, to name it if not.
+      std::error_code list_ec;
+      fs::directory_iterator probe(it->path(), list_ec);
+      if (list_ec) {
+        return Status(StatusCodeFromErrno(list_ec.value()),
+                      "cannot list folder " + entry + ": " + list_ec.message() +
+                          " (check its permissions, or list it under ignorePaths in --config)");
+      }
+    } else if (it->is_regular_file(ec) && (EndsWith(entry, ".yaml") || EndsWith(entry, ".yml")) &&
+               !Ignored(entry, options.ignore_globs)) {
+      files.push_back(entry);
+    }
+    it.increment(ec);
+    if (ec) return Status(StatusCodeFromErrno(ec.value()), "cannot list folder " + dir + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
 Status ReadFile(const std::string& path, const LoadOptions& options, ManifestSet& set, bool from_folder) {
   std::error_code ec;
-  auto size = fs::file_size(path, ec);
+  auto status = fs::status(path, ec);
+  if (ec) return NotFoundError("cannot read " + path + ": " + ec.message());
+  // Only a regular file has a size to check first; a FIFO or /dev/stdin is
+  // read up to the same cap.
+  uintmax_t size = fs::is_regular_file(status) ? fs::file_size(path, ec) : 0;
   if (ec) return NotFoundError("cannot read " + path + ": " + ec.message());
   set.files.push_back(path);
   if (size > options.max_file_bytes) {
@@ -89,10 +126,7 @@ Status ReadFile(const std::string& path, const LoadOptions& options, ManifestSet
                                       0}});
     return Status::Ok();
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFoundError("cannot open " + path + " (check the path and its permissions)");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return UnavailableError("cannot read " + path + ": I/O error");
+  ASSIGN_OR_RETURN(std::string text, ReadFileBounded(path, options.max_file_bytes));
   AddYamlText(text, path, set, from_folder);
   return Status::Ok();
 }
@@ -159,10 +193,11 @@ Result<ManifestSet> LoadManifests(const std::vector<std::string>& paths, const L
     if (path == "-") {
       if (stdin_read) continue;
       stdin_read = true;
-      std::ostringstream buffer;
-      buffer << std::cin.rdbuf();
+      // The same cap as a file: `k8s lint - </dev/zero` must end.
+      auto text = ReadFileBounded("-", options.max_file_bytes);
+      if (!text.ok()) return Status(text.status().code(), "cannot lint stdin: " + text.status().message());
       set.files.push_back("<stdin>");
-      AddYamlText(buffer.str(), "<stdin>", set);
+      AddYamlText(*text, "<stdin>", set);
       continue;
     }
     std::error_code ec;
@@ -172,16 +207,7 @@ Result<ManifestSet> LoadManifests(const std::vector<std::string>& paths, const L
     }
     if (fs::is_directory(status)) {
       std::vector<std::string> files;
-      fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-      if (ec) return PermissionDeniedError("cannot list " + path + ": " + ec.message());
-      for (; it != end; it.increment(ec)) {
-        if (ec) return UnavailableError("cannot list " + path + ": " + ec.message());
-        if (!it->is_regular_file(ec)) continue;
-        std::string file = it->path().string();
-        if (!EndsWith(file, ".yaml") && !EndsWith(file, ".yml")) continue;
-        if (Ignored(file, options.ignore_globs)) continue;
-        files.push_back(file);
-      }
+      RETURN_IF_ERROR(ListYamlFiles(path, options, files));
       std::sort(files.begin(), files.end());
       for (const auto& file : files) RETURN_IF_ERROR(ReadFile(file, options, set, /*from_folder=*/true));
       continue;

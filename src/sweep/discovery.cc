@@ -10,6 +10,8 @@
 #include <mutex>
 #include <set>
 
+#include "base/input.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 
@@ -30,12 +32,13 @@ Result<std::vector<control::HostPort>> ParseAgentList(std::string_view list, int
 }
 
 Result<std::vector<control::HostPort>> ReadAgentsFile(const std::string& path, int default_port) {
-  std::ifstream in(path);
-  if (!in) return ErrnoError(errno, fmt::format("cannot read agents file {}", path), " (check the path)");
+  auto content = ReadFileBounded(path, 16 << 20);
+  if (!content.ok()) return Status(content.status().code(), "cannot read agents file: " + content.status().message());
   std::vector<control::HostPort> out;
   std::set<std::string> seen;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
+  std::vector<std::string> lines = Split(*content, '\n');
+  for (int number = 1; number <= static_cast<int>(lines.size()); ++number) {
+    const std::string& line = lines[number - 1];
     std::string_view text = Trim(std::string_view(line).substr(0, line.find('#')));
     if (text.empty()) continue;
     auto hp = control::ParseHostPort(text, default_port);
@@ -152,21 +155,21 @@ Result<std::unique_ptr<Rendezvous>> Rendezvous::Start(const std::string& bind, i
     std::lock_guard lock(impl->mu);
     if (rank < 1 || rank >= impl->size || size != impl->size || agent_port <= 0 || agent_port > 65535) {
       res.status = 400;
-      res.set_content(nlohmann::json{{"error", fmt::format("bad join {}: expected rank 1..{}, size {}, agent_port",
-                                                           req.body, impl->size - 1, impl->size)}}
-                          .dump(),
+      res.set_content(ToJsonText(nlohmann::json{{"error", fmt::format("bad join {}: expected rank 1..{}, size {}, "
+                                                                      "agent_port",
+                                                                      req.body, impl->size - 1, impl->size)}}),
                       "application/json");
       return;
     }
     // The address the rank reached us from is the one the others can reach it at.
     impl->members[rank] = control::HostPort{req.remote_addr, agent_port};
     impl->cv.notify_all();
-    res.set_content(nlohmann::json{{"ok", true}, {"joined", impl->members.size()}}.dump(), "application/json");
+    res.set_content(ToJsonText(nlohmann::json{{"ok", true}, {"joined", impl->members.size()}}), "application/json");
   });
   impl->http.Get("/v1/rendezvous/state", [impl](const httplib::Request&, httplib::Response& res) {
     std::lock_guard lock(impl->mu);
     res.set_content(
-        nlohmann::json{{"state", impl->state}, {"joined", impl->members.size()}, {"size", impl->size}}.dump(),
+        ToJsonText(nlohmann::json{{"state", impl->state}, {"joined", impl->members.size()}, {"size", impl->size}}),
         "application/json");
   });
   if (port == 0) {
@@ -247,7 +250,7 @@ Status JoinRendezvous(const control::HostPort& coordinator, const SpmdRank& me, 
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop && stop->load()) return CancelledError("rendezvous: interrupted");
     auto http = MakeClient(coordinator, token);
-    auto res = http.Post("/v1/rendezvous/join", body.dump(), "application/json");
+    auto res = http.Post("/v1/rendezvous/join", ToJsonText(body), "application/json");
     if (res && res->status == 200) return Status::Ok();
     if (res && (res->status == 400 || res->status == 401)) {
       return InvalidArgumentError(fmt::format("rendezvous at {} refused rank {}: {}", coordinator.ToString(), me.rank,

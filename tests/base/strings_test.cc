@@ -22,6 +22,10 @@ TEST(StringsTest, Numbers) {
   EXPECT_FALSE(ParseUint("99999999999999999999999").has_value());
   EXPECT_DOUBLE_EQ(*ParseDouble("2.5"), 2.5);
   EXPECT_FALSE(ParseDouble("N/A (no PMA)").has_value());
+  // Not finite: never a value (a NaN rate passed every threshold).
+  for (const char* text : {"nan", "NaN", "-nan", "inf", "-inf", "infinity", "1e999"}) {
+    EXPECT_FALSE(ParseDouble(text).has_value()) << text;
+  }
 }
 
 }  // namespace

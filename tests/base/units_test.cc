@@ -46,6 +46,9 @@ TEST(UnitsTest, CpuLists) {
 }
 
 TEST(UnitsTest, IbRate) {
+  EXPECT_FALSE(ParseIbRate("nan Gb/sec (4X NDR)").ok());
+  EXPECT_FALSE(ParseIbRate("inf Gb/sec (4X NDR)").ok());
+  EXPECT_FALSE(ParseIbRate("-400 Gb/sec (4X NDR)").ok());
   auto ndr = ParseIbRate("400 Gb/sec (4X NDR)\n");
   ASSERT_TRUE(ndr.ok());
   EXPECT_DOUBLE_EQ(ndr->gbps, 400);

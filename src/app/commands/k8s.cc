@@ -8,6 +8,8 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/input.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "k8s/lint.h"
 #include "k8s/output.h"
@@ -37,7 +39,9 @@ int RunLint(const LintOptions& o) {
     auto loaded = k8s::LoadLintConfig(o.config);
     if (!loaded.ok()) {
       std::cerr << "fabcheck k8s lint: " << loaded.status().message() << "\n";
-      return loaded.status().code() == fabcheck::StatusCode::kNotFound ? fabcheck::kExitError : fabcheck::kExitUsage;
+      // A config that does not parse is a usage error; one that cannot be read is "could not run".
+      return loaded.status().code() == fabcheck::StatusCode::kInvalidArgument ? fabcheck::kExitUsage
+                                                                              : fabcheck::kExitError;
     }
     config = std::move(*loaded);
     if (auto st = k8s::ValidateConfig(config); !st.ok()) {
@@ -61,9 +65,9 @@ int RunLint(const LintOptions& o) {
   }
   if (result->set->files.empty()) LOG_WARN("k8s", "no YAML files found in {}", fmt::join(o.paths, ", "));
   if (o.format == "json") {
-    std::cout << k8s::FormatJson(*result).dump(2) << "\n";
+    std::cout << fabcheck::ToJsonText(k8s::FormatJson(*result), 2) << "\n";
   } else if (o.format == "sarif") {
-    std::cout << k8s::FormatSarif(*result).dump(2) << "\n";
+    std::cout << fabcheck::ToJsonText(k8s::FormatSarif(*result), 2) << "\n";
   } else {
     std::cout << k8s::FormatText(*result, o.verbose);
   }
@@ -71,13 +75,12 @@ int RunLint(const LintOptions& o) {
 }
 
 int RunRender(const RenderOptions& o) {
-  std::ifstream in(o.profile, std::ios::binary);
-  if (!in) {
-    std::cerr << "fabcheck k8s render: cannot read profile " << o.profile << " (check the path)\n";
+  auto text = fabcheck::ReadFileBounded(o.profile, 4 << 20);
+  if (!text.ok()) {
+    std::cerr << "fabcheck k8s render: cannot read profile: " << text.status().message() << "\n";
     return fabcheck::kExitError;
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto profile = k8s::ParseRenderProfile(text, o.profile);
+  auto profile = k8s::ParseRenderProfile(*text, o.profile);
   if (!profile.ok()) {
     std::cerr << "fabcheck k8s render: " << profile.status().message() << "\n";
     return fabcheck::kExitUsage;
@@ -166,7 +169,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       if (*markdown) {
         std::cout << k8s::RulesMarkdown();
       } else if (*json) {
-        std::cout << k8s::RulesJson().dump(2) << "\n";
+        std::cout << fabcheck::ToJsonText(k8s::RulesJson(), 2) << "\n";
       } else {
         std::cout << k8s::RulesText();
       }
