@@ -1,0 +1,184 @@
+// Inputs that must not hurt: endless files and streams, FIFOs, binary,
+// non-UTF-8 bytes under --json, YAML bombs and deep nesting. Each run must end
+// by itself within its time, with bounded memory, a clear message and an exit
+// code a script can use; never a crash, a hang or an "internal error".
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../checks/node_fixture.h"
+#include "run.h"
+
+namespace fabcheck::hostile {
+namespace {
+
+namespace fs = std::filesystem;
+
+class HostileInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("fabcheck-hostile-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& bytes) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+  std::string Fifo(const std::string& name) {
+    std::string path = (dir_ / name).string();
+    EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0);
+    return path;
+  }
+  fs::path dir_;
+};
+
+// Ended by itself, no crash, no internal error, in time and memory.
+void ExpectContained(const RunResult& r, double max_seconds, long max_rss_mib) {
+  EXPECT_FALSE(r.timed_out) << Describe(r);
+  EXPECT_EQ(r.signal, 0) << Describe(r);
+  EXPECT_GE(r.code, 0) << Describe(r);
+  EXPECT_LT(r.seconds, max_seconds) << Describe(r);
+  EXPECT_LT(r.max_rss_mib, max_rss_mib) << Describe(r);
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << Describe(r);
+}
+
+TEST_F(HostileInputTest, EndlessFilesGivenAsPathsStopAtACap) {
+  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  std::string yaml = Write("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n");
+  const std::vector<std::vector<std::string>> runs = {
+      {"nccl-log", "/dev/zero"},
+      {"nccl-log", "/dev/urandom"},
+      {"doctor", "--sysroot", node.root(), "--no-process-env", "--env-file", "/dev/zero"},
+      {"doctor", "--sysroot", node.root(), "--no-process-env", "--profile", "/dev/zero"},
+      {"doctor", "--sysroot", node.root(), "--no-process-env", "--profile", "/dev/urandom"},
+      {"k8s", "lint", "--config", "/dev/zero", yaml},
+      {"k8s", "lint", "/dev/zero"},
+      {"k8s", "render", "--profile", "/dev/zero"},
+  };
+  for (const auto& args : runs) {
+    SCOPED_TRACE(args[0] + " " + args[1] + " " + args.back());
+    RunResult r = RunFabcheck(args);
+    ExpectContained(r, 60, 1024);
+    EXPECT_EQ(r.code, 3) << Describe(r);
+    EXPECT_NE(r.err.find("larger than"), std::string::npos) << Describe(r);
+  }
+}
+
+TEST_F(HostileInputTest, EndlessStdinStopsAtTheFileCap) {
+  RunResult r = RunFabcheck({"k8s", "lint", "-"}, {.stdin_path = "/dev/zero"});
+  ExpectContained(r, 60, 512);
+  EXPECT_EQ(r.code, 3) << Describe(r);
+  EXPECT_NE(r.err.find("stdin"), std::string::npos) << Describe(r);
+}
+
+TEST_F(HostileInputTest, AFifoWithoutWriterNeverBlocks) {
+  std::string fifo = Fifo("log.fifo");
+  RunResult log = RunFabcheck({"nccl-log", fifo}, {.timeout_s = 30});
+  ExpectContained(log, 10, 256);
+  RunResult lint = RunFabcheck({"k8s", "lint", fifo}, {.timeout_s = 30});
+  ExpectContained(lint, 10, 256);
+}
+
+TEST_F(HostileInputTest, BinaryInputIsAClearErrorOrFinding) {
+  std::string junk;
+  for (int i = 0; i < 200000; ++i) junk.push_back(static_cast<char>((i * 7919) & 0xff));
+  std::string bin = Write("junk.yaml", junk);
+  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"nccl-log", bin},
+           {"k8s", "lint", bin},
+           {"k8s", "lint", "--config", bin, bin},
+           {"doctor", "--sysroot", node.root(), "--no-process-env", "--profile", bin},
+           {"doctor", "--sysroot", node.root(), "--no-process-env", "--env-file", bin}}) {
+    SCOPED_TRACE(args[0] + " " + args[1]);
+    RunResult r = RunFabcheck(args);
+    ExpectContained(r, 30, 512);
+  }
+}
+
+bool ValidJson(const std::string& text) { return nlohmann::json::parse(text, nullptr, false).is_discarded() == false; }
+
+TEST_F(HostileInputTest, JsonOutputSurvivesBytesThatAreNotUtf8) {
+  const std::string bad = "\xff\xfe\xc3(\x80";
+  std::string log = Write("bad.log", "node-" + bad + ":4101:4101 [0] NCCL INFO Bootstrap : Using ib0" + bad +
+                                         ":192.168.10.1<0>\nnode-a:4101:4190 [0] NCCL WARN Call to " + bad +
+                                         " failed\nnode-a:4101:4190 [0] NCCL INFO Using network " + bad + "\n");
+  RunResult nccl = RunFabcheck({"nccl-log", "--json", log});
+  ExpectContained(nccl, 30, 512);
+  EXPECT_NE(nccl.code, 3) << Describe(nccl);
+  ASSERT_TRUE(ValidJson(nccl.out)) << Describe(nccl);
+  EXPECT_NE(nccl.out.find("\xef\xbf\xbd"), std::string::npos) << "invalid bytes become U+FFFD";
+
+  std::string yaml = Write("bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p" + bad +
+                                           "\nspec:\n  containers:\n  - name: c" + bad + "\n    image: x" + bad + "\n");
+  for (const char* format : {"json", "sarif"}) {
+    RunResult lint = RunFabcheck({"k8s", "lint", "--format", format, yaml});
+    ExpectContained(lint, 30, 512);
+    EXPECT_NE(lint.code, 3) << Describe(lint);
+    EXPECT_TRUE(ValidJson(lint.out)) << format << ": " << Describe(lint);
+  }
+
+  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  node.Write("proc/sys/kernel/hostname", "gpu-" + bad + "\n");
+  node.Write(node.PortDir(0) + "/rate", "400 Gb/sec (4X " + bad + ")\n");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"inventory", "--json", "--sysroot", node.root()},
+           {"doctor", "--json", "--no-process-env", "--sysroot", node.root()}}) {
+    RunResult r = RunFabcheck(args);
+    ExpectContained(r, 30, 512);
+    EXPECT_NE(r.code, 3) << Describe(r);
+    EXPECT_TRUE(ValidJson(r.out)) << args[0] << ": " << Describe(r);
+    EXPECT_NE(r.out.find("gpu-\xef\xbf\xbd"), std::string::npos) << args[0] << ": " << r.out.substr(0, 400);
+  }
+}
+
+std::string BillionLaughs(int levels) {
+  std::string y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lol}\ndata:\n  a0: &a0 [\"lol\",\"lol\",\"lol\"]\n";
+  for (int i = 1; i < levels; ++i) {
+    y += "  a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 9; ++k) y += std::string(k ? "," : "") + "*a" + std::to_string(i - 1);
+    y += "]\n";
+  }
+  return y;
+}
+
+TEST_F(HostileInputTest, YamlBombsAndDeepNestingAreBounded) {
+  std::string laughs = Write("laughs.yaml", BillionLaughs(12));  // 3 * 9^11 nodes if expanded
+  std::string deep_seq = Write("deep-seq.yaml", std::string(100000, '[') + std::string(100000, ']') + "\n");
+  std::string deep_map;
+  for (int i = 0; i < 100000; ++i) deep_map += "{a: ";
+  deep_map += "1" + std::string(100000, '}') + "\n";
+  std::string deep_map_path = Write("deep-map.yaml", deep_map);
+  std::string indented;
+  for (int i = 0; i < 5000; ++i) indented += std::string(i, ' ') + "- \n";
+  std::string indented_path = Write("indented.yaml", indented);
+  std::string many_docs;
+  for (int i = 0; i < 200000; ++i) many_docs += "---\n";
+  std::string many_docs_path = Write("docs.yaml", many_docs);
+
+  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  for (const std::string& file : {laughs, deep_seq, deep_map_path, indented_path, many_docs_path}) {
+    SCOPED_TRACE(file);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"k8s", "lint", file},
+             {"k8s", "lint", "--format", "json", file},
+             {"k8s", "lint", "--config", file, laughs},
+             {"k8s", "render", "--profile", file},
+             {"doctor", "--sysroot", node.root(), "--no-process-env", "--only", "L1", "--profile", file}}) {
+      RunResult r = RunFabcheck(args, {.timeout_s = 120});
+      ExpectContained(r, 60, 1024);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fabcheck::hostile
