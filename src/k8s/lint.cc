@@ -126,8 +126,9 @@ Status ValidateConfig(const LintConfig& config) {
     const Rule* rule = FindRule(id);
     if (!rule) return InvalidArgumentError(config.file + ": params for unknown rule '" + id + "'");
     for (const auto& [name, value] : params) {
+      const std::string& wanted = name;  // clang 14 (the fuzz build) cannot capture a structured binding
       auto spec = std::find_if(rule->info.params.begin(), rule->info.params.end(),
-                               [&](const ParamSpec& p) { return p.name == name; });
+                               [&](const ParamSpec& p) { return p.name == wanted; });
       if (spec == rule->info.params.end()) {
         std::vector<std::string> names;
         for (const auto& p : rule->info.params) names.push_back(p.name);

@@ -305,19 +305,21 @@ Result<RenderProfile> ParseRenderProfile(const std::string& text, const std::str
   static const std::regex kResource("^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$");
   static const std::regex kIface("^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$");
   static const std::regex kLabel("^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$");
-  for (const auto& [k, v] : root.entries) {
+  for (const auto& entry : root.entries) {
+    const auto& [k, v] = entry;
+    const auto& value = entry.second;  // clang 14 (the fuzz build) cannot capture a structured binding
     const std::string& key = k->value;
     auto str = [&](std::string& field, const std::regex& re, const char* what) -> Status {
-      if (!v->IsScalar() || !std::regex_match(v->value, re)) {
-        return FieldError(file, *v, key + " must be " + what + " (got '" + v->Str() + "')");
+      if (!value->IsScalar() || !std::regex_match(value->value, re)) {
+        return FieldError(file, *value, key + " must be " + what + " (got '" + value->Str() + "')");
       }
-      field = v->value;
+      field = value->value;
       return Status::Ok();
     };
     auto num = [&](int& field, int lo, int hi) -> Status {
-      auto n = v->AsInt();
+      auto n = value->AsInt();
       if (!n || *n < lo || *n > hi) {
-        return FieldError(file, *v, key + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
+        return FieldError(file, *value, key + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
       }
       field = static_cast<int>(*n);
       return Status::Ok();

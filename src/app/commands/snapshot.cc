@@ -2,6 +2,9 @@
 // tarball that `--sysroot` accepts anywhere. Parsing and wiring only.
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <iostream>
 
 #include "app/command.h"
@@ -33,15 +36,21 @@ int Run(const Options& options) {
     return kExitError;
   }
   const auto& inv = result->inventory;
+  // Streamed to stdout (-o /dev/stdout, a pipe): the summary must not mix
+  // into the capture's bytes.
+  struct stat out_st {}, stdout_st {};
+  bool capture_on_stdout = ::stat(options.output.c_str(), &out_st) == 0 && ::fstat(STDOUT_FILENO, &stdout_st) == 0 &&
+                           out_st.st_dev == stdout_st.st_dev && out_st.st_ino == stdout_st.st_ino;
+  std::ostream& out = capture_on_stdout ? std::cerr : std::cout;
   if (options.json) {
     auto info = nlohmann::json::parse(result->info_json);
     info["output"] = options.output;
     info["counts"] = {{"rdma_devices", inv.rdma_devices.size()}, {"netdevs", inv.netdevs.size()},
                       {"gpus", inv.gpus.size()},                 {"nics", inv.nics.size()},
                       {"nvswitches", inv.nvswitches.size()},     {"warnings", inv.warnings.size()}};
-    std::cout << ToJsonText(info, 2) << "\n";
+    out << ToJsonText(info, 2) << "\n";
   } else {
-    std::cout << "wrote " << options.output << ": " << root->Describe() << ", host "
+    out << "wrote " << options.output << ": " << root->Describe() << ", host "
               << (inv.host.hostname.empty() ? "?" : inv.host.hostname) << "; " << inv.rdma_devices.size()
               << " RDMA device(s), " << inv.netdevs.size() << " netdev(s), " << inv.gpus.size() << " GPU(s), "
               << inv.nics.size() << " NIC(s), " << inv.warnings.size() << " unreadable file(s)\n"
@@ -53,7 +62,10 @@ int Run(const Options& options) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("snapshot", "Capture this node's sysfs/procfs evidence into a .tar.gz for offline use");
   auto options = std::make_shared<Options>();
-  cmd->add_option("-o,--output", options->output, "The capture to write (FILE.tar.gz)")->required();
+  cmd->add_option("-o,--output", options->output,
+                  "The capture to write (FILE.tar.gz); a FIFO or /dev/stdout is streamed into (the summary then\n"
+                  "goes to stderr)")
+      ->required();
   cmd->add_option("--sysroot", options->sysroot,
                   "Capture from this directory or capture instead of the running node (to trim or re-pack)");
   cmd->add_flag("--json", options->json, "Print the capture's info (host, kernel, time, version, counts) as JSON");
