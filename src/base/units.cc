@@ -77,18 +77,33 @@ Result<double> ParseDurationSeconds(std::string_view text) {
 }
 
 Result<std::vector<int>> ParseCpuList(std::string_view text) {
-  std::vector<int> cpus;
+  // CPU numbers up to 1,000,000, each range marked once in a bitmap: a list
+  // repeating "0-999999" thousands of times (a hostile capture) stays
+  // bounded in memory, and in time through the cap on the ranges' total.
+  constexpr long long kMaxCpu = 1'000'000;
+  constexpr long long kMaxTotal = 4 * kMaxCpu;
+  std::vector<bool> seen;
+  long long total = 0;
   for (const std::string& part : Split(Trim(text), ',', /*skip_empty=*/true)) {
     auto dash = part.find('-');
     auto first = ParseInt(part.substr(0, dash));
     auto last = dash == std::string::npos ? first : ParseInt(part.substr(dash + 1));
-    if (!first || !last || *first < 0 || *last < *first || *last > 1'000'000) {
-      return InvalidArgumentError("invalid CPU list '" + std::string(text) + "' (expected ranges such as 0-47,96-143)");
+    if (!first || !last || *first < 0 || *last < *first || *last > kMaxCpu) {
+      return InvalidArgumentError("invalid CPU list '" + std::string(text).substr(0, 200) +
+                                  "' (expected ranges such as 0-47,96-143)");
     }
-    for (long long c = *first; c <= *last; ++c) cpus.push_back(static_cast<int>(c));
+    total += *last - *first + 1;
+    if (total > kMaxTotal) {
+      return InvalidArgumentError("invalid CPU list '" + std::string(text).substr(0, 200) + "...': its ranges cover more than " +
+                                  std::to_string(kMaxTotal) + " CPUs");
+    }
+    if (seen.size() <= static_cast<size_t>(*last)) seen.resize(static_cast<size_t>(*last) + 1);
+    for (long long c = *first; c <= *last; ++c) seen[static_cast<size_t>(c)] = true;
   }
-  std::sort(cpus.begin(), cpus.end());
-  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  std::vector<int> cpus;
+  for (size_t c = 0; c < seen.size(); ++c) {
+    if (seen[c]) cpus.push_back(static_cast<int>(c));
+  }
   return cpus;
 }
 

@@ -105,7 +105,9 @@ class Reader {
 
 }  // namespace
 
-Result<Profile> ParseProfile(std::string_view yaml_text, std::string_view label) {
+namespace {
+
+Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view label) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -175,6 +177,19 @@ Result<Profile> ParseProfile(std::string_view yaml_text, std::string_view label)
   }
   RETURN_IF_ERROR(r.status());
   return p;
+}
+
+}  // namespace
+
+Result<Profile> ParseProfile(std::string_view yaml_text, std::string_view label) {
+  // yaml-cpp throws when a document has another shape than expected (a
+  // scalar where a section map belongs: `gpus: 8` then gpus["count"]).
+  try {
+    return ParseProfileTree(yaml_text, label);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError("profile " + std::string(label) + ": " + e.what() +
+                                " (each section is a map, e.g. gpus: {count: 8}; see profiles/)");
+  }
 }
 
 Result<Profile> LoadProfile(const std::string& path) {

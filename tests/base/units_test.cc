@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 namespace fabcheck {
 namespace {
 
@@ -42,6 +44,16 @@ TEST(UnitsTest, CpuLists) {
   EXPECT_EQ(FormatCpuList(*cpus), "0-3,8,10-11");
   EXPECT_TRUE(ParseCpuList("")->empty());
   EXPECT_FALSE(ParseCpuList("3-1").ok());
+  // Found by the units fuzzer: the same big range repeated grew a vector of
+  // a million entries per repeat (a cpulist from a hostile capture).
+  std::string bomb;
+  for (int i = 0; i < 2000; ++i) bomb += "0-999999,";
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(ParseCpuList(bomb).ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  std::string repeats;
+  for (int i = 0; i < 1000; ++i) repeats += "0-3,";
+  EXPECT_EQ(*ParseCpuList(repeats), (std::vector<int>{0, 1, 2, 3}));
   EXPECT_FALSE(ParseCpuList("a-b").ok());
 }
 

@@ -244,6 +244,26 @@ TEST(ProfileTest, InvalidValuesNameTheKey) {
   EXPECT_FALSE(ParseProfile("nics: [unclosed", "x.yaml").ok());
 }
 
+TEST(ProfileTest, ASectionOfAnotherShapeIsAnErrorNotAThrow) {
+  // Found by the profile fuzzer: a scalar or list where a section map belongs
+  // made yaml-cpp throw out of the parser ("internal error").
+  for (const char* yaml : {"gpus: 8\n", "nics: [a, b]\n", "gpus:\n  count: 8\nnics: x\nsystem: 3\n",
+                           "network: {mtu: [1]}\n", "roce: {pfc_priority: {a: 1}}\n"}) {
+    Result<Profile> p = InvalidArgumentError("unset");
+    ASSERT_NO_THROW(p = ParseProfile(yaml, "odd.yaml")) << yaml;
+    if (!p.ok()) {
+      EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << yaml;
+      EXPECT_NE(p.status().message().find("odd.yaml"), std::string::npos) << p.status().message();
+    }
+  }
+  std::ifstream in(std::string(FABCHECK_SOURCE_DIR) + "/fuzz/regressions/profile/scalar-section.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  Result<Profile> found = InvalidArgumentError("unset");
+  ASSERT_NO_THROW(found = ParseProfile(text, "crash.yaml"));
+  EXPECT_FALSE(found.ok());
+}
+
 TEST(ProfileTest, ShippedProfilesParse) {
   for (const char* name : {"dgx-h100-ib.yaml", "roce-8gpu.yaml"}) {
     auto p = LoadProfile(std::string(FABCHECK_SOURCE_DIR) + "/profiles/" + name);
