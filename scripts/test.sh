@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs the Debian packages, builds from scratch and runs
-# every test (unit, netns end-to-end as root, the soft-RoCE lab when possible).
+# every test (unit, netns end-to-end as root, the soft-RoCE lab when possible),
+# then runs every fuzz target briefly (scripts/fuzz.sh).
 # Tests that need root, hardware or qemu skip with a printed reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,3 +11,10 @@ rm -rf "$BUILD_DIR"
 ./scripts/build.sh
 cd "$BUILD_DIR"
 ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@"
+cd ..
+# The fuzz stage: each libFuzzer target of fuzz/ for a few seconds on every
+# change (clang build included; FABCHECK_FUZZ=0 skips it, bench/fuzz.sh is the
+# long run).
+if [ "${FABCHECK_FUZZ:-1}" != 0 ]; then
+  FUZZ_DIR="${FUZZ_DIR:-build-fuzz-test}" ./scripts/fuzz.sh ci "${FABCHECK_FUZZ_SECONDS:-10}"
+fi
