@@ -118,7 +118,7 @@ Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view la
   p.source = std::string(label);
   Reader r{std::string(label)};
   if (!root || root.IsNull()) return InvalidArgumentError("profile " + std::string(label) + " is empty");
-  r.OnlyKeys(root, "", {"schema", "name", "description", "gpus", "nics", "network", "roce", "system"});
+  r.OnlyKeys(root, "", {"schema", "name", "description", "gpus", "nics", "network", "roce", "system", "perf"});
   RETURN_IF_ERROR(r.status());
   if (auto schema = r.String(root["schema"], "schema"); schema && *schema != "fabcheck.profile/v1") {
     r.Fail("schema", "expected fabcheck.profile/v1, got '" + *schema + "'");
@@ -174,6 +174,10 @@ Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view la
         r.Fail("system.min_memlock", "expected a size such as 64M or 'unlimited', got '" + text + "'");
       }
     }
+  }
+  if (auto n = root["perf"]) {
+    r.OnlyKeys(n, "perf", {"pass_fraction"});
+    p.perf_pass_fraction = r.Number(n["pass_fraction"], "perf.pass_fraction", 0.05, 1.0);
   }
   RETURN_IF_ERROR(r.status());
   return p;

@@ -40,6 +40,8 @@ struct Profile {
   std::optional<std::string> trust;          // "dscp" or "pcp"
   // system:
   std::optional<uint64_t> min_memlock_bytes;  // UINT64_MAX = unlimited
+  // perf: (the ladder's L3)
+  std::optional<double> perf_pass_fraction;   // pass line as a fraction of the expected bandwidth (default 0.9)
 
   // Whether `device` is one of the compute NICs the profile describes.
   bool IsComputeNic(std::string_view device) const;

@@ -32,8 +32,8 @@ std::vector<std::string> RungOrder() {
 
 Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::string& fabcheck_version) {
   ASSIGN_OR_RETURN(std::vector<const Check*> checks, SelectChecks(options.only));
-  sys::SysRoot root = sys::SysRoot::Live();
-  if (!options.sysroot.empty()) {
+  sys::SysRoot root = options.root ? *options.root : sys::SysRoot::Live();
+  if (!options.root && !options.sysroot.empty()) {
     ASSIGN_OR_RETURN(root, sys::SysRoot::Open(options.sysroot));
   }
   std::optional<Profile> profile;

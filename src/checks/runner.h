@@ -13,6 +13,7 @@ namespace fabcheck::checks {
 
 struct DoctorOptions {
   std::string sysroot;                 // "" = the live node; a directory or capture otherwise
+  const sys::SysRoot* root = nullptr;  // an opened sysroot instead of `sysroot` (an agent's, opened once)
   std::string profile;                 // "" = none (expectations from the node)
   std::vector<std::string> only;       // rungs and check IDs; empty = all
   std::vector<std::string> env_files;  // --env-file

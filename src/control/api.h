@@ -5,6 +5,9 @@
 //   GET  /v1/info       AgentInfo ("fabcheck.agent/v1"): ports, data-plane rails
 //   GET  /v1/inventory  the node's inventory ("fabcheck.inventory/v1"), 501 when not built in
 //   POST /v1/test       PeerTestRequest -> PeerTestResponse: this agent tests a peer agent
+//   POST /v1/node       {"profile_yaml", "profile_name", "snapshot"} -> {"inventory", "doctor", "facts",
+//                       "snapshot_b64", "errors"}: the ladder's L1/L2 evidence of this node (ladder/node_service.h)
+//   GET  /v1/counters   {"time_unix", "values": {object: {counter: value}}}: RDMA port, hw and PFC counters
 //
 // With a token configured every route but /v1/health needs the header
 // "Authorization: Bearer <token>"; otherwise 401. Errors are

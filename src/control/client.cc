@@ -60,6 +60,14 @@ Result<nlohmann::json> AgentClient::Inventory() const {
   return Call("GET", "/v1/inventory", "", options_.read_timeout);
 }
 
+Result<nlohmann::json> AgentClient::Node(const nlohmann::json& request, std::chrono::milliseconds timeout) const {
+  return Call("POST", "/v1/node", request.dump(), timeout);
+}
+
+Result<nlohmann::json> AgentClient::Counters(std::chrono::milliseconds timeout) const {
+  return Call("GET", "/v1/counters", "", timeout);
+}
+
 Result<PeerTestResponse> AgentClient::RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const {
   ASSIGN_OR_RETURN(nlohmann::json j, Call("POST", "/v1/test", ToJsonText(nlohmann::json(request)), timeout));
   try {

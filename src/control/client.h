@@ -28,6 +28,9 @@ class AgentClient {
   Result<nlohmann::json> Health() const;
   Result<AgentInfo> Info() const;
   Result<nlohmann::json> Inventory() const;
+  // Ladder routes (control/api.h); each waits up to `timeout`.
+  Result<nlohmann::json> Node(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
+  Result<nlohmann::json> Counters(std::chrono::milliseconds timeout) const;
   // Waits up to `timeout` for the agent to finish the test.
   Result<PeerTestResponse> RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const;
 

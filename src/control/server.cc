@@ -120,6 +120,26 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
              if (!inv.ok()) return Error(res, HttpStatusFor(inv.status().code()), inv.status().message());
              Reply(res, 200, *inv);
            }));
+  // Ladder routes: the work is the wired-in handler's; one at a time per
+  // agent, since each reads the whole node.
+  auto json_route = [self](const JsonHandler* handler, const char* what) {
+    return [self, handler, what](const httplib::Request& req, httplib::Response& res) {
+      if (!*handler) return Error(res, 501, fmt::format("this agent does not serve {} (upgrade it)", what));
+      nlohmann::json request = nlohmann::json::object();
+      if (!req.body.empty()) {
+        request = nlohmann::json::parse(req.body, nullptr, false);
+        if (request.is_discarded() || !request.is_object()) {
+          return Error(res, 400, fmt::format("{}: the body is not a JSON object", what));
+        }
+      }
+      std::lock_guard lock(self->node_mu_);
+      auto answer = (*handler)(request);
+      if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
+      Reply(res, 200, *answer);
+    };
+  };
+  http.Post("/v1/node", guarded(json_route(&self->options_.node, "/v1/node")));
+  http.Get("/v1/counters", guarded(json_route(&self->options_.counters, "/v1/counters")));
   http.Post("/v1/test", guarded([self](const httplib::Request& req, httplib::Response& res) {
               if (!self->options_.run_test) return Error(res, 501, "this agent cannot run tests");
               auto request = ParsePeerTestRequest(req.body);
@@ -139,7 +159,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
             }));
   http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (res.body.empty()) Error(res, res.status, fmt::format("HTTP {} (routes: /v1/health, /v1/info, /v1/inventory, "
-                                                             "POST /v1/test)",
+                                                             "POST /v1/test, POST /v1/node, GET /v1/counters)",
                                                              res.status));
   });
 

@@ -26,6 +26,8 @@ namespace fabcheck::control {
 
 using TestHandler = std::function<Result<PeerTestResponse>(const PeerTestRequest&)>;
 using InventoryHandler = std::function<Result<nlohmann::json>()>;
+// A route that takes a JSON request and answers JSON (GET routes get {}).
+using JsonHandler = std::function<Result<nlohmann::json>(const nlohmann::json& request)>;
 
 struct AgentServerOptions {
   std::string bind = "0.0.0.0";
@@ -34,6 +36,8 @@ struct AgentServerOptions {
   AgentInfo info;                        // served on /v1/info (control_port filled in)
   TestHandler run_test;                  // POST /v1/test; empty = 501
   InventoryHandler inventory;            // GET /v1/inventory; empty = 501
+  JsonHandler node;                      // POST /v1/node (ladder: inventory + doctor + snapshot); empty = 501
+  JsonHandler counters;                  // GET /v1/counters (ladder: port, hw and PFC counters); empty = 501
   int max_concurrent_tests = 8;          // beyond it: 409 busy (one per rail is normal)
   int read_timeout_s = 10;               // a client that stalls mid-request is dropped
 };
@@ -61,6 +65,7 @@ class AgentServer {
   std::thread thread_;
   int port_ = 0;
   std::mutex info_mu_;
+  std::mutex node_mu_;  // one /v1/node or /v1/counters at a time
   std::atomic<int> running_tests_{0};
   std::atomic<uint64_t> tests_{0};
 };

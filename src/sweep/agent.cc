@@ -11,8 +11,14 @@ namespace fabcheck::sweep {
 
 Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   std::unique_ptr<LocalAgent> a(new LocalAgent());
+  // Peers reach the perf server and the MTU echo on the data-plane
+  // addresses; with rails declared next to a control address of its own
+  // (--listen on the management network), those two listen everywhere.
+  bool rails_elsewhere = false;
+  for (const auto& r : config.rails) rails_elsewhere |= !r.address.empty() && r.address != config.bind;
+  const std::string data_bind = config.bind == "0.0.0.0" || rails_elsewhere ? "" : config.bind;
   perf::ServeOptions serve;
-  serve.bind = config.bind == "0.0.0.0" ? "" : config.bind;
+  serve.bind = data_bind;
   serve.port = config.perf_port;
   serve.token = config.token;
   auto perf_server = perf::Server::Start(serve);
@@ -32,6 +38,8 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   options.port = config.control_port;
   options.token = config.token;
   options.inventory = config.inventory;
+  options.node = config.node;
+  options.counters = config.counters;
   PeerTestEnv env{config.token, &a->cancel_};
   options.run_test = [env](const control::PeerTestRequest& r) { return RunPeerTest(r, env); };
   // The echo needs the control port's number (same number, UDP), so with
@@ -40,7 +48,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   auto control_server = control::AgentServer::Start(options);
   if (!control_server.ok()) return control_server.status();
   a->control_ = std::move(control_server).value();
-  auto echo = MtuEcho::Start(config.bind == "0.0.0.0" ? "" : config.bind, a->control_->port());
+  auto echo = MtuEcho::Start(data_bind, a->control_->port());
   if (!echo.ok()) return echo.status().WithContext("agent: path-MTU echo");
   a->echo_ = std::move(echo).value();
   info.control_port = a->control_->port();

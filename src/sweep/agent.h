@@ -29,6 +29,8 @@ struct AgentConfig {
   std::string name;                                  // "" = NODE_NAME or hostname
   std::vector<control::RailInfo> rails;              // resolved --data-iface / --data-addr
   control::InventoryHandler inventory;               // optional
+  control::JsonHandler node;                         // optional: POST /v1/node (the ladder's node service)
+  control::JsonHandler counters;                     // optional: GET /v1/counters
 };
 
 class LocalAgent {
