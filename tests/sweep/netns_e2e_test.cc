@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "fabcheck/model/sweep.h"
+#include "netns_helpers.h"
 
 namespace fabcheck::sweep {
 namespace {
@@ -40,35 +41,10 @@ const std::string& Prefix() {
 }
 std::string Ns(const std::string& name) { return Prefix() + name; }
 
-int Sh(const std::string& command) {
-  int rc = std::system((command + " >/dev/null 2>&1").c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+using netns_test::Sh;
+using netns_test::Spawn;
 
 std::string Addr(int i) { return "10.77.0." + std::to_string(i + 1); }
-
-// Spawns `args` with stdout/stderr to `log` (or a pipe for stderr when
-// err_pipe is given). Returns the pid.
-pid_t Spawn(const std::vector<std::string>& args, const std::string& log, int* err_pipe = nullptr) {
-  int fds[2] = {-1, -1};
-  if (err_pipe && ::pipe(fds) != 0) return -1;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(err_pipe ? fds[1] : fd, 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
-  }
-  if (err_pipe) {
-    ::close(fds[1]);
-    *err_pipe = fds[0];
-  }
-  return pid;
-}
 
 class NetnsSweepTest : public ::testing::Test {
  protected:

@@ -9,11 +9,9 @@
 #include "base/log.h"
 #include "control/netif.h"
 #include "control/server.h"
+#include "fabcheck/version.h"
+#include "ladder/node_service.h"
 #include "sweep/agent.h"
-#if __has_include("inventory/inventory.h")
-#include "inventory/inventory.h"
-#define FABCHECK_AGENT_HAS_INVENTORY 1
-#endif
 
 namespace {
 
@@ -30,6 +28,7 @@ struct AgentOptions {
   std::string name;
   std::vector<std::string> data_ifaces;
   std::vector<std::string> data_addrs;
+  std::string sysroot;
 };
 
 int RunAgent(const AgentOptions& o) {
@@ -68,11 +67,14 @@ int RunAgent(const AgentOptions& o) {
     }
     config.rails.push_back(*rail);
   }
-#ifdef FABCHECK_AGENT_HAS_INVENTORY
-  config.inventory = []() -> Result<nlohmann::json> {
-    return nlohmann::json(inventory::ReadInventory(sys::SysRoot::Live()));
-  };
-#endif
+  // Inventory, doctor, snapshot and counters for the ladder, from the live
+  // node or from --sysroot.
+  auto service = ladder::NodeService::Create({o.sysroot, kVersion, o.sysroot.empty()});
+  if (!service.ok()) {
+    std::cerr << "fabcheck agent: --sysroot " << service.status().message() << "\n";
+    return kExitError;
+  }
+  ladder::NodeService::Wire(*service, config);
   auto agent = sweep::LocalAgent::Start(config);
   if (!agent.ok()) {
     std::cerr << "fabcheck agent: " << agent.status().message() << "\n";
@@ -103,13 +105,18 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_option("--data-iface", o->data_ifaces,
                   "Data-plane interface, once per rail in rail order (e.g. --data-iface net1 --data-iface net2)");
   cmd->add_option("--data-addr", o->data_addrs, "Data-plane address, once per rail (alternative to --data-iface)");
-  cmd->footer(R"(Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test.
+  cmd->add_option("--sysroot", o->sysroot,
+                  "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
+                  "the running node (tests and demos; perf tests still use this machine's network)");
+  cmd->footer(R"(Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test,
+POST /v1/node and GET /v1/counters (what `fabcheck ladder` asks of each node).
 
 Examples:
   fabcheck agent                                  # control on :18521, perf on :18520
   fabcheck agent --data-iface net1 --token-file /etc/fabcheck/token
   fabcheck agent --listen 10.0.0.5:18521 --data-addr 192.168.1.5 --data-addr 192.168.2.5   # two rails
-Then, from anywhere: fabcheck sweep --agents node1:18521,node2:18521,...)");
+Then, from anywhere: fabcheck sweep --agents node1:18521,node2:18521,...
+                 or: fabcheck ladder --agents node1,node2,... --out golive.tar.gz)");
   return [o] { return RunAgent(*o); };
 }
 

@@ -1,0 +1,317 @@
+// `fabcheck ladder`: the whole test ladder across the cluster, bottom-up,
+// stopping at the first failing rung, into an evidence bundle. Parsing and
+// wiring only: ladder/ does the work.
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "app/command.h"
+#include "base/exit_codes.h"
+#include "base/log.h"
+#include "base/units.h"
+#include "bundle/bundle.h"
+#include "checks/profile.h"
+#include "control/netif.h"
+#include "control/server.h"
+#include "fabcheck/version.h"
+#include "ladder/judge.h"
+#include "ladder/node_service.h"
+#include "ladder/render.h"
+#include "ladder/runner.h"
+#include "ladder/rungs.h"
+#include "sweep/agent.h"
+#include "sweep/discovery.h"
+
+namespace {
+
+using namespace fabcheck;
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) {
+  if (g_stop.exchange(true)) std::_Exit(130);  // a second Ctrl-C: out now
+}
+
+struct Options {
+  std::string agents, agents_file, coordinator;
+  int world = 0;
+  std::string rungs = "all";
+  bool keep_going = false;
+  std::string pattern = "ring";
+  std::string transport = "auto";
+  std::string profile;
+  double pass_fraction = 0;  // 0 = the profile's, else 0.9
+  std::string bw_size = "1M", duration = "1s", lat_duration = "300ms";
+  int streams = 1;
+  int parallel = 0;
+  int fan_out = 256;
+  bool no_snapshot = false;
+  std::string token_file;
+  std::string connect_timeout = "3s", node_timeout = "120s", rendezvous_timeout = "300s";
+  std::string out;
+  bool json = false, quiet = false;
+  // SPMD: this rank's own agent.
+  std::string listen = "0.0.0.0:0";
+  std::vector<std::string> data_ifaces, data_addrs;
+  std::string sysroot;
+};
+
+int Usage(const std::string& message) {
+  std::cerr << "fabcheck ladder: " << message << "\n";
+  return kExitUsage;
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "fabcheck ladder: " << message << "\n";
+  return kExitError;
+}
+
+Result<double> Seconds(const std::string& flag, const std::string& text) {
+  auto v = ParseDurationSeconds(text);
+  if (!v.ok() || *v <= 0) return InvalidArgumentError(flag + ": give a duration like 3s (got '" + text + "')");
+  return *v;
+}
+
+std::chrono::milliseconds Ms(double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); }
+
+// This rank's agent (SPMD), with the node service wired in.
+Result<std::unique_ptr<sweep::LocalAgent>> StartOwnAgent(const Options& o, const std::optional<std::string>& token) {
+  ASSIGN_OR_RETURN(control::HostPort listen, control::ParseHostPort(o.listen, 0));
+  sweep::AgentConfig c;
+  c.bind = listen.host;
+  c.control_port = listen.port;
+  c.perf_port = 0;
+  c.token = token;
+  for (const auto& i : o.data_ifaces) {
+    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromInterface(i));
+    c.rails.push_back(r);
+  }
+  for (const auto& a : o.data_addrs) {
+    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromAddress(a));
+    c.rails.push_back(r);
+  }
+  ASSIGN_OR_RETURN(auto service, ladder::NodeService::Create({o.sysroot, kVersion, true}));
+  ladder::NodeService::Wire(service, c);
+  return sweep::LocalAgent::Start(c);
+}
+
+int RunLadderCommand(const Options& o) {
+  if (!o.agents.empty() && !o.agents_file.empty()) return Usage("give either --agents or --agents-file, not both");
+  auto rungs = ladder::ParseRungSelection(o.rungs);
+  if (!rungs.ok()) return Usage(rungs.status().message());
+  if (o.pattern != "ring" && o.pattern != "pairwise" && o.pattern != "rails") {
+    return Usage("--pattern must be ring, pairwise or rails");
+  }
+  if (o.transport != "auto" && o.transport != "verbs" && o.transport != "tcp") {
+    return Usage("--transport must be auto, verbs or tcp");
+  }
+  if (o.pass_fraction < 0 || o.pass_fraction > 1) return Usage("--pass-fraction must be in (0, 1], e.g. 0.9");
+  auto bw_size = ParseSize(o.bw_size);
+  if (!bw_size.ok() || *bw_size == 0) return Usage("--bw-size: give a size like 1M");
+  auto duration = Seconds("--duration", o.duration);
+  auto lat_duration = Seconds("--lat-duration", o.lat_duration);
+  auto connect_timeout = Seconds("--connect-timeout", o.connect_timeout);
+  auto node_timeout = Seconds("--node-timeout", o.node_timeout);
+  auto rendezvous_timeout = Seconds("--rendezvous-timeout", o.rendezvous_timeout);
+  for (const auto* r : {&duration, &lat_duration, &connect_timeout, &node_timeout, &rendezvous_timeout}) {
+    if (!r->ok()) return Usage(r->status().message());
+  }
+  if (o.streams < 1 || o.streams > 64) return Usage("--streams must be 1..64");
+  if (o.parallel < 0 || o.parallel > 8192) return Usage("--parallel must be 0 (all) .. 8192");
+  if (o.fan_out < 1 || o.fan_out > 4096) return Usage("--fan-out must be 1..4096");
+  if (o.world < 0) return Usage("--world must be positive");
+
+  ladder::LadderOptions lo;
+  lo.rungs = *rungs;
+  lo.keep_going = o.keep_going;
+  lo.pattern = o.pattern;
+  lo.transport = o.transport;
+  lo.pass_fraction = ladder::kDefaultVerbsPassFraction;
+  if (!o.profile.empty()) {
+    std::ifstream in(o.profile);
+    if (!in) return Fail("cannot read --profile " + o.profile + " (a YAML profile, see profiles/)");
+    std::stringstream text;
+    text << in.rdbuf();
+    // Checked here, so a typo fails once on the coordinator, not on every agent.
+    auto profile = checks::ParseProfile(text.str(), o.profile);
+    if (!profile.ok()) return Fail(profile.status().message());
+    lo.profile_yaml = text.str();
+    lo.profile_name = o.profile;
+    if (profile->perf_pass_fraction) lo.pass_fraction = *profile->perf_pass_fraction;
+  }
+  if (o.pass_fraction > 0) lo.pass_fraction = o.pass_fraction;
+  lo.bw_size = *bw_size;
+  lo.bw_duration_s = *duration;
+  lo.lat_duration_s = *lat_duration;
+  lo.streams = o.streams;
+  lo.parallel_pairs = o.parallel;
+  lo.fan_out = o.fan_out;
+  lo.snapshots = !o.no_snapshot;
+  lo.connect_timeout = Ms(*connect_timeout);
+  lo.info_timeout = lo.connect_timeout * 2;
+  lo.node_timeout = Ms(*node_timeout);
+  lo.fabcheck_version = kVersion;
+  lo.stop = &g_stop;
+  lo.parameters = {{"rungs", o.rungs},          {"rungs_selected", *rungs},   {"keep_going", o.keep_going},
+                   {"pattern", o.pattern},      {"transport", o.transport},   {"profile", o.profile},
+                   {"pass_fraction", lo.pass_fraction}, {"bw_size", lo.bw_size}, {"bw_duration_s", lo.bw_duration_s},
+                   {"lat_duration_s", lo.lat_duration_s}, {"streams", o.streams}, {"parallel", o.parallel},
+                   {"snapshots", lo.snapshots}};
+  if (!o.token_file.empty()) {
+    auto t = control::ReadTokenFile(o.token_file);
+    if (!t.ok()) return Fail(t.status().message());
+    lo.token = *t;
+  }
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  // Members: a list, a file, or the SPMD launch (as `sweep` finds them).
+  std::vector<control::HostPort> agents;
+  std::unique_ptr<sweep::LocalAgent> own_agent;
+  std::unique_ptr<sweep::Rendezvous> rendezvous;
+  const auto rdv_timeout = Ms(*rendezvous_timeout);
+  if (!o.agents.empty() || !o.agents_file.empty()) {
+    auto list = !o.agents.empty() ? sweep::ParseAgentList(o.agents, control::kDefaultControlPort)
+                                   : sweep::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
+    if (!list.ok()) return Usage(list.status().message());
+    agents = *list;
+  } else {
+    auto spmd = sweep::DetectSpmd(sweep::ProcessEnv(), o.world, /*min_size=*/1);
+    if (!spmd.ok()) return Usage(spmd.status().message());
+    if (!*spmd) {
+      return Usage("no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
+                   "srun/mpirun/an Indexed Job and --coordinator HOST:PORT (see --help)");
+    }
+    if (o.coordinator.empty()) return Usage("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
+    auto coordinator = control::ParseHostPort(o.coordinator, 18522);
+    if (!coordinator.ok()) return Usage("--coordinator " + coordinator.status().message());
+    const sweep::SpmdRank me = **spmd;
+    auto agent = StartOwnAgent(o, lo.token);
+    if (!agent.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + agent.status().message());
+    own_agent = std::move(agent).value();
+    if (me.rank != 0) {
+      Status s = sweep::JoinRendezvous(*coordinator, me, own_agent->control_port(), lo.token, rdv_timeout, &g_stop);
+      if (s.ok()) s = sweep::WaitForFinish(*coordinator, lo.token, std::chrono::hours(48), &g_stop);
+      if (!s.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + s.message());
+      return kExitOk;  // rank 0 prints the verdict
+    }
+    auto r = sweep::Rendezvous::Start("0.0.0.0", coordinator->port, me.size, lo.token);
+    if (!r.ok()) return Fail(r.status().message());
+    rendezvous = std::move(r).value();
+    rendezvous->AddSelf(0, control::HostPort{coordinator->host, own_agent->control_port()});
+    auto all = rendezvous->WaitForAll(rdv_timeout, &g_stop);
+    if (!all.ok()) {
+      rendezvous->SetState("done");
+      return Fail(all.status().message());
+    }
+    rendezvous->SetState("running");
+    agents = *all;
+  }
+
+  std::optional<bundle::Writer> writer;
+  if (!o.out.empty()) {
+    auto w = bundle::Writer::Create(o.out);
+    if (!w.ok()) return Usage(w.status().message());
+    writer.emplace(std::move(w).value());
+  }
+  const bool tty = ::isatty(STDERR_FILENO);
+  if (!o.quiet) {
+    lo.on_progress = [tty](const ladder::Progress& p) {
+      std::cerr << (tty ? "\r" : "")
+                << ladder::ProgressLine(p.rung, p.rung_number, p.rungs, p.members, p.done, p.total, p.elapsed_s, p.eta_s)
+                << (tty ? "\033[K" : "\n") << std::flush;
+    };
+  }
+  auto manifest = ladder::RunLadder(agents, lo, writer ? &*writer : nullptr);
+  if (tty && !o.quiet) std::cerr << "\n";
+  if (rendezvous) rendezvous->SetState("done");
+  if (!manifest.ok()) return Fail(manifest.status().message());
+  if (o.json) {
+    std::cout << nlohmann::json(*manifest).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << ladder::RenderVerdict(*manifest, o.out);
+  }
+  if (rendezvous) std::this_thread::sleep_for(std::chrono::seconds(2));  // let the ranks see "done"
+  return manifest->verdict.exit_code;
+}
+
+fabcheck::app::RunFn Setup(CLI::App& root) {
+  auto* cmd = root.add_subcommand(
+      "ladder", "Walk the test ladder L1 -> L4 across the cluster, stop at the first failing rung, bundle the evidence");
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--agents", o->agents, "Members: agents host[:port],... (port 18521 when left out)");
+  cmd->add_option("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
+  cmd->add_option("--coordinator", o->coordinator,
+                  "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)");
+  cmd->add_option("--world", o->world, "Number of ranks when the environment gives only the rank (Indexed Job)");
+  cmd->add_option("--rungs", o->rungs,
+                  "Rungs to run: all, L1..L4, a range (L1-L3) or rung IDs (L1L2.node, L1L2.cluster, L2.path, L3, L4)")
+      ->capture_default_str();
+  cmd->add_flag("--keep-going", o->keep_going,
+                "After a failing rung, go on with the members that passed it (and say who was dropped where)");
+  cmd->add_option("--pattern", o->pattern, "L2.path and L3 pairs: ring (i <-> i+1), pairwise (every pair), rails "
+                                           "(ring, NIC i <-> NIC i on every rail)")
+      ->capture_default_str();
+  cmd->add_option("--transport", o->transport,
+                  "L3: auto (verbs where both ends have an RDMA device), verbs, or tcp (measure the IP path; never "
+                  "counted as RDMA)")
+      ->capture_default_str();
+  cmd->add_option("--profile", o->profile, "Machine-type profile (YAML, profiles/): sent to every agent's doctor; its "
+                                           "perf.pass_fraction sets the L3 pass line");
+  cmd->add_option("--pass-fraction", o->pass_fraction,
+                  "L3 pass line as a fraction of the expected bandwidth (default: the profile's, else 0.9)");
+  cmd->add_option("--bw-size", o->bw_size, "L3 bandwidth message size")->capture_default_str();
+  cmd->add_option("--duration", o->duration, "L3 bandwidth time per direction")->capture_default_str();
+  cmd->add_option("--lat-duration", o->lat_duration, "L3 latency time per direction")->capture_default_str();
+  cmd->add_option("--streams", o->streams, "L3 TCP connections / QPs per bandwidth test")->capture_default_str();
+  cmd->add_option("--parallel", o->parallel, "Pairs of a round in flight at once (0 = the whole round)")
+      ->capture_default_str();
+  cmd->add_option("--fan-out", o->fan_out, "Members asked at once in L1/L2 and for counters")->capture_default_str();
+  cmd->add_flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
+  cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
+  cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
+      ->capture_default_str();
+  cmd->add_option("--node-timeout", o->node_timeout, "L1L2.node: longest inventory + doctor + snapshot on one member")
+      ->capture_default_str();
+  cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank")
+      ->capture_default_str();
+  cmd->add_option("--listen", o->listen, "SPMD: this rank's agent address (port 0 = any)")->capture_default_str();
+  cmd->add_option("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail");
+  cmd->add_option("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail");
+  cmd->add_option("--sysroot", o->sysroot, "SPMD: read this rank's node from a fixture or capture (tests)");
+  cmd->add_option("-o,--out", o->out, "Write the evidence bundle here: a new directory, or FILE.tar.gz");
+  cmd->add_flag("--json", o->json, "Print the manifest (schema fabcheck.ladder/v1) instead of the verdict");
+  cmd->add_flag("--quiet", o->quiet, "No progress lines on stderr");
+  cmd->footer(R"(Rungs, bottom-up; each runs on the members that passed the rungs below:
+  L1L2.node     inventory + doctor (with --profile) on every member, in one parallel round
+  L1L2.cluster  settings that must agree: link layer, port rate/width, data-plane MTU, RoCE GID type and the
+                index NCCL picks, PFC priorities and trust, firmware, drivers, NCCL/CUDA versions, kernel;
+                each member against the majority, outliers named
+  L2.path       path MTU (DF probes) and reachability per pair on the data-plane addresses
+  L3            bandwidth per pair against the port rate and PCIe link (90% for verbs), latency p50/p99;
+                a pair that could only use TCP fails as "RDMA not used"
+  L4            collectives across the members ("not run" with the reason where a member has no GPU)
+Without --keep-going the ladder stops at the first failing rung. A rung that cannot run is "not run" with
+the reason, never a pass. Counters (RDMA port and hw counters, netdev statistics, PFC) are sampled on
+every member before and after each rung; their deltas are in the bundle.
+
+Exit code: 0 go, 1 go with warnings, 2 no-go (a failing rung, a rung asked for that did not run, L3 over
+TCP only, an unreachable member), 3 could not run, 64 bad command line. Ctrl-C stops after the calls in
+flight and keeps what was measured; a second Ctrl-C exits at once.
+
+Examples:
+  fabcheck ladder --agents n1,n2,n3,n4 --profile profiles/dgx-h100-ib.yaml --out golive.tar.gz
+  fabcheck ladder --agents-file nodes.txt --rungs L1-L3 --keep-going --out run1/
+  srun -N16 --ntasks-per-node=1 fabcheck ladder --coordinator $(hostname):18522 --data-iface ib0 --out r.tar.gz
+  fabcheck report golive.tar.gz -o report.html
+See docs/ladder.md.)");
+  return [o] { return RunLadderCommand(*o); };
+}
+
+const bool kRegistered = fabcheck::app::RegisterCommand({"ladder", 590, &Setup});
+
+}  // namespace
