@@ -2,6 +2,10 @@
 # The main job: installs the Debian packages, builds fabcheck and inspects this
 # machine. Where the machine has no RDMA device it also shows the bundled
 # example capture of a GPU node, so there is always something real to read.
+# It ends in a go-live run: as root, a few network-namespace hosts with agents
+# and `fabcheck ladder --rungs L1-L3` over them (TCP here: the verdict says why
+# RDMA was not testable), and the bundled example bundle rendered by
+# `fabcheck report` into report.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -56,3 +60,69 @@ if [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
     summarize "H200 capture" --sysroot tests/data/captures/h200-1gpu.tar.gz
   fi
 fi
+
+# ---- The go-live run -------------------------------------------------------
+out_dir="${OUT_DIR:-${BUILD_DIR:-build}/golive}"
+rm -rf "$out_dir"
+mkdir -p "$out_dir"
+golive_summary=()
+
+ladder_demo() {
+  prefix=fcrun- hosts=4 script=tests/sweep/netns_cluster.sh demo_pids=()
+  # The script deletes every namespace of its prefix and kills what runs in them.
+  stop_demo() {
+    for p in "${demo_pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+    FCSW_PREFIX=$prefix "$script" down >/dev/null 2>&1 || true
+  }
+  trap stop_demo EXIT
+  if ! FCSW_PREFIX=$prefix "$script" up $hosts >/dev/null 2>&1; then
+    echo "(cannot create network namespaces here; skipping the ladder run)"
+    golive_summary+=("  ladder       not run: network namespaces could not be created")
+    return
+  fi
+  agents=""
+  for i in $(seq 0 $((hosts - 1))); do
+    ip netns exec ${prefix}h$i "$bin" agent --listen 10.77.0.$((i + 1)):18521 --name host$i \
+      --data-iface eth0 >"$out_dir/agent$i.log" 2>&1 &
+    demo_pids+=($!)
+    agents+="${agents:+,}10.77.0.$((i + 1))"
+  done
+  for i in $(seq 0 $((hosts - 1))); do
+    for _ in $(seq 1 100); do grep -q serving "$out_dir/agent$i.log" && break; sleep 0.1; done
+  done
+  rc=0
+  ip netns exec ${prefix}c "$bin" ladder --agents "$agents" --rungs L1-L3 --transport tcp --parallel 1 \
+    --duration 0.5s --lat-duration 0.2s --out "$out_dir/ladder.tar.gz" >"$out_dir/ladder.txt" || rc=$?
+  cat "$out_dir/ladder.txt"
+  golive_summary+=("  ladder       $(head -1 "$out_dir/ladder.txt" | sed 's/^fabcheck ladder: //') (exit $rc)")
+  golive_summary+=("               bundle: $out_dir/ladder.tar.gz, verdict: $out_dir/ladder.txt")
+  stop_demo
+  trap - EXIT
+}
+
+echo
+echo "== Go-live: fabcheck ladder L1-L3 over $( [ "$(id -u)" = 0 ] && echo "4 network-namespace hosts" || echo "network-namespace hosts (needs root)") =="
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  ladder_demo
+else
+  echo "(not root: the namespace hosts need root; run as root to see the ladder)"
+  golive_summary+=("  ladder       not run: needs root for network namespaces")
+fi
+
+echo
+echo "== Go-live report of the example bundle =="
+example_bundle=$(ls -d tests/data/bundles/*.tar.gz tests/data/bundles/*/ 2>/dev/null | head -1 || true)
+if "$bin" report --help >/dev/null 2>&1 && [ -n "$example_bundle" ]; then
+  rc=0
+  "$bin" report "$example_bundle" --format html -o "$out_dir/report.html" || rc=$?
+  "$bin" report "$example_bundle" --format md -o "$out_dir/report.md" >/dev/null 2>&1 || true
+  [ -f "$out_dir/report.md" ] && head -40 "$out_dir/report.md"
+  golive_summary+=("  report       $out_dir/report.html (from $example_bundle, exit $rc)")
+else
+  echo "(\`fabcheck report\` or the example bundle under tests/data/bundles/ is not in this version yet)"
+  golive_summary+=("  report       not rendered: \`fabcheck report\` / example bundle not in this version")
+fi
+
+echo
+echo "== Go-live summary =="
+printf '%s\n' "${golive_summary[@]}"
