@@ -11,6 +11,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "base/json_text.h"
 #include "base/fd.h"
 #include "base/temp_dir.h"
 #include "base/strings.h"
@@ -176,7 +177,7 @@ Status Writer::WriteFile(const std::string& path, std::string_view content) {
 
 Status Writer::WriteJson(const std::string& path, const nlohmann::json& value) {
   // Replace invalid UTF-8 (a hostname or log line can hold any byte) rather than throw.
-  return WriteFile(path, value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return WriteFile(path, ToJsonText(value, 2) + "\n");
 }
 
 Status Writer::CopyFile(const std::string& path, const std::string& source) {

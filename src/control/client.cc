@@ -61,7 +61,7 @@ Result<nlohmann::json> AgentClient::Inventory() const {
 }
 
 Result<nlohmann::json> AgentClient::Node(const nlohmann::json& request, std::chrono::milliseconds timeout) const {
-  return Call("POST", "/v1/node", request.dump(), timeout);
+  return Call("POST", "/v1/node", ToJsonText(request), timeout);
 }
 
 Result<nlohmann::json> AgentClient::Counters(std::chrono::milliseconds timeout) const {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "ladder/internal.h"
@@ -50,7 +51,7 @@ bool Run::Write(const std::string& path, std::string_view content) {
 }
 
 bool Run::WriteJson(const std::string& path, const nlohmann::json& value) {
-  return Write(path, value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  return Write(path, ToJsonText(value, 2) + "\n");
 }
 
 bool Run::CheckAlive(Member& m, const Status& failure, const std::string& rung) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/command.h"
+#include "base/json_text.h"
 #include "base/exit_codes.h"
 #include "base/log.h"
 #include "base/units.h"
@@ -231,7 +232,7 @@ int RunLadderCommand(const Options& o) {
   if (rendezvous) rendezvous->SetState("done");
   if (!manifest.ok()) return Fail(manifest.status().message());
   if (o.json) {
-    std::cout << nlohmann::json(*manifest).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << ToJsonText(nlohmann::json(*manifest), 2) << "\n";
   } else {
     std::cout << ladder::RenderVerdict(*manifest, o.out);
   }
