@@ -71,7 +71,8 @@ ladder_demo() {
   prefix=fcrun- hosts=4 script=tests/sweep/netns_cluster.sh demo_pids=()
   # The script deletes every namespace of its prefix and kills what runs in them.
   stop_demo() {
-    for p in "${demo_pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
+    for p in "${demo_pids[@]:-}"; do [ -n "$p" ] && { kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; }; done
+    demo_pids=()
     FCSW_PREFIX=$prefix "$script" down >/dev/null 2>&1 || true
   }
   trap stop_demo EXIT
@@ -91,8 +92,10 @@ ladder_demo() {
     for _ in $(seq 1 100); do grep -q serving "$out_dir/agent$i.log" && break; sleep 0.1; done
   done
   rc=0
+  echo "(4 agents up; the ladder takes about 15 s; progress in $out_dir/ladder.progress)"
   ip netns exec ${prefix}c "$bin" ladder --agents "$agents" --rungs L1-L3 --transport tcp --parallel 1 \
-    --duration 0.5s --lat-duration 0.2s --out "$out_dir/ladder.tar.gz" >"$out_dir/ladder.txt" || rc=$?
+    --duration 0.5s --lat-duration 0.2s --out "$out_dir/ladder.tar.gz" >"$out_dir/ladder.txt" \
+    2>"$out_dir/ladder.progress" || rc=$?
   cat "$out_dir/ladder.txt"
   golive_summary+=("  ladder       $(head -1 "$out_dir/ladder.txt" | sed 's/^fabcheck ladder: //') (exit $rc)")
   golive_summary+=("               bundle: $out_dir/ladder.tar.gz, verdict: $out_dir/ladder.txt")

@@ -345,7 +345,16 @@ void RunPerfRung(Run& run, const std::vector<std::string>& ids, model::RungResul
     bool all_tcp = std::all_of(r.pairs.begin(), r.pairs.end(), [](const auto& p) { return !p.rdma; });
     if (all_tcp && run.options.transport != "tcp") r.reason += " (RDMA not used: no pair ran over verbs)";
   } else if (!rdma_tested) {
-    r.reason = fmt::format("{} direction(s) over TCP only: RDMA not tested", r.pairs.size());
+    std::vector<std::string> no_rdma;
+    for (const auto& id : ids) {
+      const Member* m = run.Find(id);
+      if (m && !HasRdma(*m)) no_rdma.push_back(id);
+    }
+    const std::string why = no_rdma.empty()             ? std::string()
+                            : no_rdma.size() == ids.size() ? "no RDMA device on any member"
+                                                           : "no RDMA device on " + Join(no_rdma, ", ");
+    r.reason = fmt::format("{} direction(s) over TCP only{}{}", r.pairs.size(),
+                           run.options.transport == "tcp" ? " (--transport tcp)" : "", why.empty() ? "" : ": " + why);
   } else {
     r.reason = fmt::format("{} direction(s) at or above the expected bandwidth", r.pairs.size());
   }

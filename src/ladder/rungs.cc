@@ -123,7 +123,7 @@ model::LadderVerdict ComputeVerdict(const std::vector<model::RungResult>& rungs,
     if (r.id == kRungPerf && r.verdict != model::RungVerdict::kFail &&
         r.parameters.value("rdma_tested", true) == false) {
       blocked = true;
-      blockers.push_back("L3 ran over TCP only: RDMA not tested (" + r.reason + ")");
+      blockers.push_back("RDMA not tested: L3 ran " + r.reason);
     }
   }
   if (interrupted) {

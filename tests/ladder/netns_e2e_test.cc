@@ -215,13 +215,14 @@ class NetnsLadderTest : public ::testing::Test {
 
   static inline std::string skip_, error_, dir_;
   static inline std::vector<pid_t> agents_;
+
+ public:
   static inline LadderRun run1_, run2_;
 };
 
 bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-TEST_F(NetnsLadderTest, StopsAtTheFirstFailingRungNamingTheMember) {
-  const auto& r = run1_;
+void CheckStopsAtTheFirstFailingRungNamingTheMember(const LadderRun& r) {
   ASSERT_TRUE(r.manifest) << r.Describe();
   EXPECT_EQ(r.exit, 2) << r.Describe();
   EXPECT_FALSE(r.manifest->verdict.go);
@@ -258,8 +259,7 @@ TEST_F(NetnsLadderTest, StopsAtTheFirstFailingRungNamingTheMember) {
   EXPECT_NE(r.stderr_text.find("[1/4 L1L2.node]"), std::string::npos) << r.stderr_text;
 }
 
-TEST_F(NetnsLadderTest, KeepGoingDropsEachFaultyMemberAtItsRung) {
-  const auto& r = run2_;
+void CheckKeepGoingDropsEachFaultyMemberAtItsRung(const LadderRun& r) {
   ASSERT_TRUE(r.manifest) << r.Describe();
   EXPECT_EQ(r.exit, 2) << r.Describe();
   auto dropped = [&](const std::string& id) {
@@ -326,6 +326,19 @@ TEST_F(NetnsLadderTest, KeepGoingDropsEachFaultyMemberAtItsRung) {
   EXPECT_TRUE(named) << r.Describe();
   EXPECT_FALSE(r.manifest->interrupted);
   EXPECT_NE(r.stdout_text.find("h5"), std::string::npos);
+}
+
+// One TEST: ctest runs each TEST of a binary in its own process, and the
+// cluster and both runs cost about half a minute.
+TEST_F(NetnsLadderTest, EachPlantedFaultIsCaughtAtItsRungAndNamed) {
+  {
+    SCOPED_TRACE("run 1: stops at L1L2.node naming h1");
+    CheckStopsAtTheFirstFailingRungNamingTheMember(run1_);
+  }
+  {
+    SCOPED_TRACE("run 2 (--keep-going): h1, h2, h3, h4 dropped at their rungs, h5 dead, h0 and h6 on top");
+    CheckKeepGoingDropsEachFaultyMemberAtItsRung(run2_);
+  }
 }
 
 }  // namespace
