@@ -70,6 +70,12 @@ members=$(python3 -c "import json;m=json.load(open('$WORK/bundle1/manifest.json'
 lt=$(printf '%s\n' "${ladder_times[@]}" | median)
 pt=$(printf '%s\n' "${peer_times[@]}" | median)
 echo "members in the bundle (all, reachable): $members"
+python3 -c "
+import json
+m = json.load(open('$WORK/bundle1/manifest.json'))
+print('run 1: ' + ', '.join('%s %.2f s' % (r['id'], r['end_unix'] - r['start_unix']) for r in m['rungs'] if r['verdict'] != 'not_run'),
+      '(each rung includes its counter samples before and after); whole ladder %.2f s' % (m['end_unix'] - m['start_unix']))
+"
 echo "ladder L1L2.node+L1L2.cluster over $N agents: ${lt} s (runs: ${ladder_times[*]})"
 echo "peer: doctor+inventory per node, xargs -P16:  ${pt} s (runs: ${peer_times[*]})"
 echo "ratio ladder/peer: $(echo "scale=2; $lt / $pt" | bc)"

@@ -48,7 +48,7 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
 
   inventory::ReadOptions read_options;
   read_options.query_libraries = options.query_libraries;
-  model::Inventory inv = inventory::ReadInventory(root, read_options);
+  model::Inventory inv = options.inventory ? *options.inventory : inventory::ReadInventory(root, read_options);
   // A folder that cannot be listed hides everything in it: checking the rest
   // would report "nothing to check" or a pass for what was never seen.
   for (const auto& w : inv.warnings) {

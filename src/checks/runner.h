@@ -14,6 +14,7 @@ namespace fabcheck::checks {
 struct DoctorOptions {
   std::string sysroot;                 // "" = the live node; a directory or capture otherwise
   const sys::SysRoot* root = nullptr;  // an opened sysroot instead of `sysroot` (an agent's, opened once)
+  const model::Inventory* inventory = nullptr;  // already read from that root (the agent read it for its answer)
   std::string profile;                 // "" = none (expectations from the node)
   std::vector<std::string> only;       // rungs and check IDs; empty = all
   std::vector<std::string> env_files;  // --env-file

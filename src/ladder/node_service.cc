@@ -126,6 +126,7 @@ Result<nlohmann::json> NodeService::Node(const nlohmann::json& request) const {
 
   checks::DoctorOptions doctor;
   doctor.root = &root_;  // a capture is unpacked once, when the agent starts
+  doctor.inventory = &inv;  // read once for both answers
   doctor.query_libraries = options_.query_libraries;
   if (!profile_yaml.empty()) {
     // The coordinator sends the profile's text: agents do not share its files.
