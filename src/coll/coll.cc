@@ -12,7 +12,7 @@
 
 #include "base/log.h"
 #include "base/strings.h"
-#include "coll/nccl_log.h"
+#include "logs/nccl_log.h"
 #include "fabcheck/version.h"
 
 extern char** environ;
@@ -124,9 +124,9 @@ void AddExpectationAndFindings(model::CollReport* report) {
       report->findings.push_back(std::move(f));
     }
   }
-  if (report->nccl_log) {
-    for (const auto& f : report->nccl_log->findings) report->findings.push_back(f);
-  } else {
+  // The NCCL log's own verdicts are the diagnose rules': the command adds them
+  // (diagnose sits above coll).
+  if (!report->nccl_log) {
     Finding f;
     f.id = "coll.nccl-log.missing";
     f.severity = Severity::kUnknown;
@@ -171,7 +171,7 @@ Result<model::CollReport> RunColl(const CollOptions& options, const RankSetup& s
   if (setup.single_process || setup.env.rank == 0) {
     auto files = NcclLogFiles(log_dir);
     if (!files.empty()) {
-      auto summary = ParseNcclLogFiles(files);
+      auto summary = logs::ParseNcclLogFiles(files);
       if (summary.ok()) report.nccl_log = std::move(summary).value();
     }
   }
@@ -247,7 +247,8 @@ std::string FormatCollReport(const model::CollReport& report) {
   }
   if (report.nccl_log) {
     out += "#\n";
-    out += FormatNcclLogSummary(*report.nccl_log);
+    out += logs::FormatNcclLogSummary(*report.nccl_log);
+    out += logs::FormatNcclFindings(report.nccl_log->findings);
   } else {
     out += "#\n# NCCL log: none found in " + report.nccl_log_file + "\n";
   }

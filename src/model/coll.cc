@@ -32,6 +32,16 @@ void to_json(nlohmann::json& j, const NcclGraph& v) {
        {"type_inter", v.type_inter}};
 }
 
+void to_json(nlohmann::json& j, const NcclEvent& v) {
+  j = {{"kind", v.kind}, {"file", v.file}, {"line", v.line}, {"host", v.host}, {"pid", v.pid},
+       {"rank", v.rank}, {"text", v.text}, {"fields", v.fields}, {"count", v.count}};
+}
+
+void to_json(nlohmann::json& j, const NcclRankSeen& v) {
+  j = {{"rank", v.rank}, {"host", v.host}, {"pid", v.pid}, {"file", v.file}, {"last_line", v.last_line},
+       {"last_completed", v.last_completed}, {"last_enqueued", v.last_enqueued}, {"timed_out", v.timed_out}};
+}
+
 void to_json(nlohmann::json& j, const NcclLogSummary& v) {
   j = {{"schema", v.schema},
        {"files", v.files},
@@ -51,6 +61,13 @@ void to_json(nlohmann::json& j, const NcclLogSummary& v) {
        {"lines_read", v.lines_read},
        {"nccl_lines", v.nccl_lines},
        {"init_complete", v.init_complete},
+       {"events", v.events},
+       {"events_dropped", v.events_dropped},
+       {"ranks_seen", v.ranks_seen},
+       {"plugin", v.plugin},
+       {"lines_cut", v.lines_cut},
+       {"binary_lines", v.binary_lines},
+       {"unattributed_lines", v.unattributed_lines},
        {"findings", v.findings}};
 }
 

@@ -75,6 +75,40 @@ struct NcclGraph {
   std::string type_inter;
 };
 
+// One failure or notable event read from a log, with where it was printed.
+// `kind` is one of: "wc-error" (a work completion with an error status),
+// "socket" (a bootstrap / socket connect or receive failure), "peer-gone"
+// (NCCL's "remote process exited or there was a network error"), "verbs" (a
+// failed ibv_* call), "plugin-load" (a net plugin that failed to load),
+// "plugin-loaded", "net-not-found", "ib-unavailable" (libibverbs missing),
+// "timeout" (a collective watchdog timeout, PyTorch or NCCL), "watchdog-work"
+// (PyTorch's last enqueued / completed work of a rank), "nccl-error" (NCCL
+// error strings relayed by frameworks), "feature" (NVLS, CollNet, PXN seen),
+// "warn" (any other NCCL WARN line).
+struct NcclEvent {
+  std::string kind;
+  std::string file;
+  int line = 0;              // 1-based line in `file`
+  std::string host;          // "" when the line had no (recognisable) host prefix
+  int pid = 0;
+  int rank = -1;             // the NCCL rank when known (Init line of that process, or the launcher prefix)
+  std::string text;          // the message as printed, after the prefix
+  std::map<std::string, std::string> fields;  // kind-specific: status, peer, local_gid, call, error, op, ...
+  int count = 1;             // identical events (same kind, host and fields) are merged
+};
+
+// The last line seen from one rank, for "who was last heard from" in a hang.
+struct NcclRankSeen {
+  int rank = -1;
+  std::string host;
+  int pid = 0;
+  std::string file;
+  int last_line = 0;
+  int64_t last_completed = -1;  // PyTorch's "last completed NCCL work" when printed
+  int64_t last_enqueued = -1;
+  bool timed_out = false;       // this rank reported a watchdog timeout
+};
+
 struct NcclLogSummary {
   std::string schema = kNcclLogSchema;
   std::vector<std::string> files;
@@ -94,6 +128,13 @@ struct NcclLogSummary {
   int lines_read = 0;
   int nccl_lines = 0;      // lines with an NCCL INFO/WARN prefix
   bool init_complete = false;  // an "Init COMPLETE" line was seen
+  std::vector<NcclEvent> events;               // failures and notable lines, merged, first ones kept
+  int events_dropped = 0;                      // beyond the cap (counted, not kept)
+  std::vector<NcclRankSeen> ranks_seen;        // by rank
+  std::map<std::string, std::string> plugin;   // host -> the external net plugin that loaded ("" none)
+  int lines_cut = 0;        // lines longer than the reader's limit (cut)
+  int binary_lines = 0;     // lines that held NUL, control bytes or invalid UTF-8
+  int unattributed_lines = 0;  // NCCL lines whose host prefix was cut or glued to another line
   std::vector<Finding> findings;
 };
 
@@ -199,6 +240,8 @@ void to_json(nlohmann::json& j, const NcclConnection& v);
 void to_json(nlohmann::json& j, const NcclNetDevice& v);
 void to_json(nlohmann::json& j, const NcclGdrDecision& v);
 void to_json(nlohmann::json& j, const NcclGraph& v);
+void to_json(nlohmann::json& j, const NcclEvent& v);
+void to_json(nlohmann::json& j, const NcclRankSeen& v);
 void to_json(nlohmann::json& j, const NcclLogSummary& v);
 void to_json(nlohmann::json& j, const CollHalf& v);
 void to_json(nlohmann::json& j, const CollRow& v);

@@ -17,9 +17,18 @@
 #include "coll/launch.h"
 #include "coll/tcp_rendezvous.h"
 #include "control/server.h"
+#include "diagnose/engine.h"
 #include "sweep/discovery.h"
 
 namespace {
+
+// The NCCL log's verdicts come from the diagnose rules (shared with nccl-log).
+void AddNcclFindings(fabcheck::model::CollReport* report) {
+  if (!report->nccl_log) return;
+  report->nccl_log->findings = fabcheck::diagnose::NcclLogFindings(*report->nccl_log);
+  for (const auto& f : report->nccl_log->findings) report->findings.push_back(f);
+}
+
 
 struct Options {
   std::string op = "all_reduce";
@@ -177,6 +186,7 @@ int Run(const Options& o) {
     auto outcomes = (*rendezvous)->Gather(outcome);
     if (!outcomes.ok()) return Fail(outcomes.status().WithContext("rank 0 collecting the ranks' results"));
     coll::MergeRankOutcomes(*outcomes, &*report);
+    AddNcclFindings(&*report);
     std::cout << (o.json ? ToJsonText(nlohmann::json(*report), 2) + "\n" : coll::FormatCollReport(*report));
     return Worst(*report);
   }
@@ -216,6 +226,7 @@ int Run(const Options& o) {
   }
   auto report = coll::RunColl(options, setup, log_dir);
   if (!report.ok()) return Fail(report.status());
+  AddNcclFindings(&*report);
   std::cout << (o.json ? ToJsonText(nlohmann::json(*report), 2) + "\n" : coll::FormatCollReport(*report));
   return Worst(*report);
 }

@@ -1,4 +1,5 @@
-// `fabcheck nccl-log FILE...`: what NCCL really used, read from its own log.
+// `fabcheck nccl-log FILE...`: what NCCL really used, read from its own log,
+// with the NCCL rules of `fabcheck diagnose` (docs/diagnose.md).
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -6,7 +7,8 @@
 #include "app/command.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
-#include "coll/nccl_log.h"
+#include "diagnose/engine.h"
+#include "logs/nccl_log.h"
 
 namespace {
 
@@ -17,15 +19,16 @@ struct Options {
 
 int Run(const Options& options) {
   using fabcheck::model::Severity;
-  auto summary = fabcheck::coll::ParseNcclLogFiles(options.files);
+  auto summary = fabcheck::logs::ParseNcclLogFiles(options.files);
   if (!summary.ok()) {
     std::cerr << "fabcheck nccl-log: " << summary.status().message() << "\n";
     return fabcheck::kExitError;
   }
+  summary->findings = fabcheck::diagnose::NcclLogFindings(*summary);
   if (options.json) {
     std::cout << fabcheck::ToJsonText(nlohmann::json(*summary), 2) << "\n";
   } else {
-    std::cout << fabcheck::coll::FormatNcclLogSummary(*summary);
+    std::cout << fabcheck::logs::FormatNcclLogSummary(*summary) << fabcheck::logs::FormatNcclFindings(summary->findings);
   }
   Severity worst = Severity::kPass;
   for (const auto& f : summary->findings) worst = std::max(worst, f.severity);
@@ -35,22 +38,26 @@ int Run(const Options& options) {
 }
 
 fabcheck::app::RunFn Setup(CLI::App& root) {
-  auto* cmd = root.add_subcommand("nccl-log", "Say which transport NCCL used, from its INFO log (L4)");
+  auto* cmd = root.add_subcommand("nccl-log", "Say which transport NCCL used, and why it failed, from its INFO log (L4)");
   auto options = std::make_shared<Options>();
-  cmd->add_option("files", options->files, "NCCL logs (NCCL_DEBUG=INFO output; many hosts and ranks may be mixed)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  cmd->add_option("files", options->files,
+                  "NCCL logs (NCCL_DEBUG=INFO output; many hosts and ranks may be mixed; \"-\" reads stdin)")
+      ->required();
   cmd->add_flag("--json", options->json, "Print the summary as JSON (schema fabcheck.nccl-log/v1)");
   cmd->footer(
-      "Reads NCCL 2.18 to 2.28 INFO logs and reports, per rank pair and channel, P2P/IPC, P2P/CUMEM, SHM,\n"
-      "NET/IB (device, GPUDirect RDMA or not) or NET/Socket; the NICs NCCL opened; the bootstrap interface;\n"
-      "the GPUDirect decisions with their PCIe distance; the NCCL version; then plain verdicts such as\n"
-      "\"inter-node traffic used sockets\".\n\n"
+      "Reads NCCL 2.5 to 2.28 logs as users paste them (colour codes; mpirun, srun, torchrun, Ray and kubectl\n"
+      "prefixes; timestamps; interleaved processes) and reports, per rank pair and channel, P2P, SHM, NET/IB\n"
+      "(device, GPUDirect or not), NET/Socket or a plugin's network; the NICs and plugins NCCL used; the\n"
+      "bootstrap interface; the GPUDirect decisions; the NCCL version; then the verdicts of diagnose's NCCL\n"
+      "rules: completion errors decoded by ibv_wc_status name, socket and verbs failures, plugin problems,\n"
+      "watchdog timeouts, \"inter-node traffic used sockets\" (catalog: docs/diagnose.md).\n\n"
       "Get a log: NCCL_DEBUG=INFO NCCL_DEBUG_FILE=/tmp/nccl.%h.%p.log <your job>\n\n"
       "Examples:\n"
       "  fabcheck nccl-log /tmp/nccl.*.log\n"
+      "  kubectl logs --prefix job/trainer | fabcheck nccl-log -\n"
       "  fabcheck nccl-log --json job-1234.out | jq '.findings[] | select(.severity==\"fail\")'\n\n"
-      "Exit: 0 all good, 1 warnings (e.g. GPUDirect off), 2 failures (sockets between nodes), 3 unreadable.");
+      "For logs together with counters, perf/sweep/coll/doctor results or a ladder bundle: fabcheck diagnose.\n"
+      "Exit: 0 all good, 1 warnings (e.g. GPUDirect off), 2 failures (sockets between nodes, errors), 3 unreadable.");
   return [options] { return Run(*options); };
 }
 

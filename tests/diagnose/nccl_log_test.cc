@@ -1,20 +1,36 @@
-// The NCCL log reader on samples written from NCCL's format strings (2.18,
-// 2.23, 2.26, 2.28; see tests/data/nccl-logs/README.md) and on garbage.
+// The NCCL log reader (logs/) and the NCCL rules (diagnose/) together, as
+// `fabcheck nccl-log` runs them: samples written from NCCL's format strings
+// (2.18, 2.23, 2.26, 2.28; see tests/data/nccl-logs/README.md), real H200
+// logs, and garbage.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "coll/nccl_log.h"
+#include "diagnose/engine.h"
+#include "logs/nccl_log.h"
 
-namespace fabcheck::coll {
+namespace fabcheck::logs {
 namespace {
 
 std::string Sample(const std::string& name) { return std::string(FABCHECK_TESTDATA_DIR) + "/nccl-logs/" + name; }
 
+// Parses and runs the NCCL rules, as the nccl-log command does.
+Result<model::NcclLogSummary> ParseWithRules(const std::vector<std::string>& paths) {
+  auto summary = ParseNcclLogFiles(paths);
+  if (summary.ok()) summary->findings = diagnose::NcclLogFindings(*summary);
+  return summary;
+}
+
 model::NcclLogSummary Parse(const std::string& name) {
-  auto summary = ParseNcclLogFiles({Sample(name)});
+  auto summary = ParseWithRules({Sample(name)});
   EXPECT_TRUE(summary.ok()) << summary.status().ToString();
   return summary.ok() ? *summary : model::NcclLogSummary{};
+}
+
+model::NcclLogSummary Finish(NcclLogParser& parser) {
+  auto s = parser.Finish();
+  s.findings = diagnose::NcclLogFindings(s);
+  return s;
 }
 
 const model::Finding* FindingById(const model::NcclLogSummary& s, const std::string& id) {
@@ -104,9 +120,11 @@ TEST(NcclLog, V228GdrDisabledNamesGpuNicAndDistance) {
   ASSERT_NE(gdr, nullptr);
   EXPECT_EQ(gdr->message, "GPUDirect disabled for GPU 0 (busId 18000) / NIC mlx5_0 (distance PHB > PXB)");
   EXPECT_NE(FindingById(s, "nccl.gdr.not-used"), nullptr);
-  const auto* warn = FindingById(s, "nccl.warn");
-  ASSERT_NE(warn, nullptr);
-  EXPECT_NE(warn->evidence.front().find("ibv_modify_qp failed"), std::string::npos);
+  // The WARN is a verbs call failure now, with its meaning, not a bare WARN.
+  EXPECT_EQ(FindingById(s, "nccl.warn"), nullptr);
+  const auto* verbs = FindingById(s, "nccl.verbs.call-failed");
+  ASSERT_NE(verbs, nullptr);
+  EXPECT_NE(verbs->evidence.front().find("ibv_modify_qp failed"), std::string::npos);
   auto pxn = std::find_if(s.connections.begin(), s.connections.end(), [](const auto& c) { return c.proxy_rank >= 0; });
   ASSERT_NE(pxn, s.connections.end());
   EXPECT_EQ(pxn->net_device, 1);
@@ -142,7 +160,7 @@ TEST(NcclLog, GarbageAndTruncationNeverCrash) {
   parser.AddText("", "empty");
   parser.AddText(std::string(1 << 16, '\0'), "zeros");
   parser.AddText("h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via\nh:1:2 [0] NCCL INFO NET/IB : Using", "cut");
-  auto empty = parser.Finish();
+  auto empty = Finish(parser);
   EXPECT_TRUE(empty.connections.empty());
   const model::Finding* none = FindingById(empty, "nccl.log.no-transport");
   ASSERT_NE(none, nullptr);
@@ -150,13 +168,13 @@ TEST(NcclLog, GarbageAndTruncationNeverCrash) {
 }
 
 TEST(NcclLog, ManyFilesMergeAndUnreadableOnesAreReported) {
-  auto s = ParseNcclLogFiles({Sample("nccl-2.18-ib-gdr.log"), Sample("does-not-exist.log")});
+  auto s = ParseWithRules({Sample("nccl-2.18-ib-gdr.log"), Sample("does-not-exist.log")});
   ASSERT_TRUE(s.ok());
   ASSERT_NE(FindingById(*s, "nccl.log.unreadable"), nullptr);
   auto none = ParseNcclLogFiles({Sample("does-not-exist.log")});
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("does-not-exist.log"), std::string::npos);
-  auto two = ParseNcclLogFiles({Sample("nccl-2.18-ib-gdr.log"), Sample("nccl-2.28-gdr-disabled.log")});
+  auto two = ParseWithRules({Sample("nccl-2.18-ib-gdr.log"), Sample("nccl-2.28-gdr-disabled.log")});
   ASSERT_TRUE(two.ok());
   EXPECT_EQ(two->nccl_versions.size(), 2u);
   EXPECT_NE(FindingById(*two, "nccl.version.mismatch"), nullptr);
@@ -185,9 +203,9 @@ TEST(NcclLog, GraphLineGivesNcclsEstimate) {
 }
 
 }  // namespace
-}  // namespace fabcheck::coll
+}  // namespace fabcheck::logs
 
-namespace fabcheck::coll {
+namespace fabcheck::logs {
 namespace {
 
 // Real logs from the H200 machine (2 GPUs joined by NVLink, no NIC).
@@ -208,7 +226,7 @@ TEST(NcclLogH200, SingleProcessUsedP2pDirectPointer) {
 }
 
 TEST(NcclLogH200, ProcessPerGpuUsedP2pCumemOnBothRanks) {
-  auto s = ParseNcclLogFiles({Sample("h200-2.28.3-process-per-gpu.rank0.log"), Sample("h200-2.28.3-process-per-gpu.rank1.log")});
+  auto s = ParseWithRules({Sample("h200-2.28.3-process-per-gpu.rank0.log"), Sample("h200-2.28.3-process-per-gpu.rank1.log")});
   ASSERT_TRUE(s.ok());
   ASSERT_EQ(s->connections.size(), 2u);
   for (const auto& c : s->connections) EXPECT_EQ(c.transport, "P2P/CUMEM");
@@ -224,4 +242,4 @@ TEST(NcclLogH200, P2pDisabledNamesShm) {
 }
 
 }  // namespace
-}  // namespace fabcheck::coll
+}  // namespace fabcheck::logs

@@ -1,0 +1,62 @@
+// What `fabcheck diagnose` concluded from the evidence it was given
+// ("schema": "fabcheck.diagnose/v1"). Each diagnosis names its rule (a
+// stable ID from docs/diagnose.md), how sure the rule is, the evidence
+// (file:line, or a counter and its change over time), the likely causes
+// ranked, the fix, and what to run next with the members filled in.
+// Later v1 versions only ADD fields.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fabcheck/model/finding.h"
+
+namespace fabcheck::model {
+
+inline constexpr std::string_view kDiagnoseSchema = "fabcheck.diagnose/v1";
+
+enum class Confidence { kLow, kMedium, kHigh };
+std::string_view ConfidenceName(Confidence c);  // "low", "medium", "high"
+
+struct Diagnosis {
+  std::string rule;                    // "nccl.ib.wc-error"
+  Severity severity = Severity::kInfo;
+  Confidence confidence = Confidence::kMedium;
+  std::string group;                   // "NCCL", "counters", "perf", "input"
+  std::string object;                  // "node-a mlx5_0 -> 10.0.0.2", "node-a mlx5_0/1"
+  std::string message;                 // one sentence
+  std::vector<std::string> evidence;   // "job.log:812: NET/IB: Got completion ...", "mlx5_0/1 packet_seq_err +420 over 60 s"
+  std::vector<std::string> causes;     // most likely first
+  std::string fix;
+  std::string next;                    // the rung or command to run next, members filled in
+};
+
+// One input and what it was read as.
+struct DiagnoseInput {
+  std::string path;
+  std::string kind;    // "nccl-log", "metrics", "counter-sample", "perf", "sweep", "coll", "doctor", "ladder", "snapshot"
+  std::string status;  // "read", or why it could not be used
+};
+
+struct DiagnoseReport {
+  std::string schema{kDiagnoseSchema};
+  std::string fabcheck_version;
+  std::vector<DiagnoseInput> inputs;
+  std::vector<Diagnosis> findings;     // worst first
+  int fail = 0, warn = 0, unknown = 0, info = 0, pass = 0;
+  int exit_code = 0;                   // 0 nothing wrong, 1 warnings, 2 failures, 3 nothing could be read
+};
+
+// The common Finding view of a diagnosis (nccl-log and coll print these):
+// remedy = fix, then "Next: <next>"; causes go into the evidence's end.
+Finding ToFinding(const Diagnosis& d);
+
+void to_json(nlohmann::json& j, const Confidence& v);
+void to_json(nlohmann::json& j, const Diagnosis& v);
+void to_json(nlohmann::json& j, const DiagnoseInput& v);
+void to_json(nlohmann::json& j, const DiagnoseReport& v);
+
+}  // namespace fabcheck::model

@@ -1,0 +1,250 @@
+// The evidence loader (metrics text, counter samples, perf/sweep/coll JSON,
+// mixed directories, garbage) and the counter and perf rules over what it read.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "diagnose/engine.h"
+#include "diagnose/inputs.h"
+
+namespace fabcheck::diagnose {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Dir {
+ public:
+  Dir() {
+    char name[] = "/tmp/fabcheck-diagnose-XXXXXX";
+    path_ = ::mkdtemp(name);
+  }
+  ~Dir() { fs::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string p = path_ + "/" + name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// One scrape of the exporter: the port's counters at `t` (ms timestamps on the samples).
+std::string Scrape(double t, uint64_t seq, uint64_t ack, uint64_t link_down, uint64_t ecn, uint64_t cnp_sent,
+                   uint64_t cnp_handled, uint64_t xmit) {
+  auto ms = static_cast<uint64_t>(t * 1000);
+  std::string l = "{node=\"gpu-7\",device=\"mlx5_0\",port=\"1\"}";
+  return "# HELP fabcheck_rdma_hw_packet_seq_err_total NAK sequence errors\n"
+         "# TYPE fabcheck_rdma_hw_packet_seq_err_total counter\n"
+         "fabcheck_rdma_hw_packet_seq_err_total" + l + " " + std::to_string(seq) + " " + std::to_string(ms) + "\n" +
+         "fabcheck_rdma_hw_local_ack_timeout_err_total" + l + " " + std::to_string(ack) + " " + std::to_string(ms) + "\n" +
+         "fabcheck_rdma_port_link_downed_total" + l + " " + std::to_string(link_down) + " " + std::to_string(ms) + "\n" +
+         "fabcheck_rdma_hw_np_ecn_marked_roce_packets_total" + l + " " + std::to_string(ecn) + " " + std::to_string(ms) + "\n" +
+         "fabcheck_rdma_hw_np_cnp_sent_total" + l + " " + std::to_string(cnp_sent) + " " + std::to_string(ms) + "\n" +
+         "fabcheck_rdma_hw_rp_cnp_handled_total" + l + " " + std::to_string(cnp_handled) + " " + std::to_string(ms) + "\n" +
+         "fabcheck_rdma_port_xmit_data_bytes_total" + l + " " + std::to_string(xmit) + " " + std::to_string(ms) + "\n" +
+         "fabcheck_netdev_pfc_pause_frames_total{node=\"gpu-7\",netdev=\"eth2\",direction=\"rx\",priority=\"3\"} " +
+         std::to_string(seq * 100) + " " + std::to_string(ms) + "\n";
+}
+
+const model::Diagnosis* One(const model::DiagnoseReport& r, const std::string& rule) {
+  for (const auto& d : r.findings) {
+    if (d.rule == rule) return &d;
+  }
+  return nullptr;
+}
+
+TEST(Metrics, ParsesExporterNamesBackToCounters) {
+  auto readings = ParseMetricsText(Scrape(1.7e9, 5, 1, 0, 9, 0, 0, 100), 0);
+  ASSERT_EQ(readings.size(), 8u);
+  EXPECT_EQ(readings[0].counter, "packet_seq_err");
+  EXPECT_EQ(readings[0].object, "mlx5_0/1");
+  EXPECT_EQ(readings[0].member, "gpu-7");
+  EXPECT_DOUBLE_EQ(readings[0].time, 1.7e9);
+  EXPECT_EQ(readings[2].counter, "link_downed");
+  EXPECT_EQ(readings[6].counter, "port_xmit_data");
+  EXPECT_EQ(readings[7].counter, "rx_prio3_pause");
+  EXPECT_EQ(readings[7].object, "eth2");
+  auto ne = ParseMetricsText("node_infiniband_packet_sequence_errors_total{device=\"mlx5_1\",port=\"1\"} 7\n", 5);
+  ASSERT_EQ(ne.size(), 1u);
+  EXPECT_EQ(ne[0].counter, "packet_seq_err");
+  EXPECT_TRUE(ParseMetricsText("garbage {{{ \"\n x{a=\"} nan\n", 0).empty());
+}
+
+TEST(Counters, RisingTwiceAlarmsOnceIsInformationResetsAreHandled) {
+  Dir d;
+  // packet_seq_err rises in 3 intervals; link_downed once; ECN marks without CNPs; a reset of local_ack_timeout_err.
+  std::vector<std::string> files = {
+      d.Write("m1.txt", Scrape(1.7e9 + 1000, 100, 50, 0, 0, 0, 0, 1000)),
+      d.Write("m2.txt", Scrape(1.7e9 + 1060, 400, 60, 1, 5000, 0, 0, 9000)),
+      d.Write("m3.txt", Scrape(1.7e9 + 1120, 900, 3, 1, 12000, 0, 0, 19000)),
+      d.Write("m4.txt", Scrape(1.7e9 + 1180, 1500, 9, 1, 20000, 0, 0, 29000)),
+  };
+  auto ev = LoadEvidence({d.path()}, {});
+  ASSERT_TRUE(ev.ok());
+  auto r = Diagnose(*ev);
+  const auto* retrans = One(r, "counters.retransmission");
+  ASSERT_NE(retrans, nullptr);
+  EXPECT_EQ(retrans->severity, model::Severity::kWarn);
+  EXPECT_EQ(retrans->confidence, model::Confidence::kHigh);
+  EXPECT_EQ(retrans->object, "gpu-7 mlx5_0/1");
+  bool seq = false;
+  for (const auto& e : retrans->evidence) {
+    seq |= e.find("packet_seq_err: +1400 over 180 s (7.78/s), rising in 3 of 3 intervals") != std::string::npos;
+  }
+  EXPECT_TRUE(seq) << retrans->evidence.front();
+  const auto* link = One(r, "counters.link-errors");
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->severity, model::Severity::kInfo);  // rose in one interval only
+  EXPECT_NE(link->message.find("not yet persistent"), std::string::npos);
+  const auto* reset = One(r, "counters.reset");
+  ASSERT_NE(reset, nullptr);
+  EXPECT_NE(reset->evidence.front().find("local_ack_timeout_err went down"), std::string::npos);
+  const auto* ecn = One(r, "counters.ecn-no-cnp");
+  ASSERT_NE(ecn, nullptr);
+  EXPECT_EQ(ecn->severity, model::Severity::kWarn);
+  EXPECT_NE(ecn->message.find("no CNP was ever sent"), std::string::npos) << ecn->message;
+  EXPECT_NE(One(r, "counters.pause"), nullptr);
+  EXPECT_EQ(r.exit_code, 1);
+}
+
+TEST(Counters, NoCnpUnderTrafficWithoutMarksIsAQuietNote) {
+  Dir d;
+  std::vector<std::string> files = {d.Write("a.txt", Scrape(0 + 1e9, 0, 0, 0, 0, 0, 0, 1000)),
+                                    d.Write("b.txt", Scrape(60 + 1e9, 0, 0, 0, 0, 0, 0, 90000))};
+  auto ev = LoadEvidence(files, {});
+  ASSERT_TRUE(ev.ok());
+  auto r = Diagnose(*ev);
+  const auto* ecn = One(r, "counters.ecn-no-cnp");
+  ASSERT_NE(ecn, nullptr);
+  EXPECT_EQ(ecn->severity, model::Severity::kInfo);
+  EXPECT_EQ(One(r, "counters.retransmission"), nullptr);
+}
+
+TEST(Counters, LadderCounterSamplesJson) {
+  Dir d;
+  auto sample = [](double t, uint64_t v) {
+    return "{\"member\":\"n1\",\"rung\":\"L3\",\"phase\":\"x\",\"time_unix\":" + std::to_string(t) +
+           ",\"values\":{\"mlx5_0/1\":{\"hw_counters/rnr_nak_retry_err\":" + std::to_string(v) + "}}}";
+  };
+  std::vector<std::string> files = {d.Write("s1.json", sample(100, 0)), d.Write("s2.json", sample(130, 50)),
+                                    d.Write("s3.json", sample(160, 90))};
+  auto ev = LoadEvidence(files, {});
+  ASSERT_TRUE(ev.ok());
+  auto r = Diagnose(*ev);
+  const auto* retrans = One(r, "counters.retransmission");
+  ASSERT_NE(retrans, nullptr);
+  EXPECT_EQ(retrans->severity, model::Severity::kWarn);
+  EXPECT_NE(retrans->message.find("rnr_nak_retry_err"), std::string::npos);
+  EXPECT_NE(retrans->next.find("--device mlx5_0"), std::string::npos) << retrans->next;
+}
+
+std::string PerfJson(const std::string& transport, const std::vector<std::pair<uint64_t, double>>& sizes,
+                     const std::vector<std::pair<uint64_t, std::string>>& failed) {
+  std::string results;
+  for (const auto& [bytes, gbps] : sizes) {
+    if (!results.empty()) results += ",";
+    results += "{\"bytes\":" + std::to_string(bytes) + ",\"iterations\":100,\"bw\":{\"avg_gbps\":" +
+               std::to_string(gbps) + ",\"peak_gbps\":0,\"avg_mibps\":0,\"mpps\":0,\"bytes\":0,\"messages\":0,\"elapsed_s\":1}}";
+  }
+  for (const auto& [bytes, error] : failed) {
+    if (!results.empty()) results += ",";
+    results += "{\"bytes\":" + std::to_string(bytes) + ",\"iterations\":0,\"error\":\"" + error + "\"}";
+  }
+  return "{\"schema\":\"fabcheck.perf/v1\",\"server\":\"10.0.0.2:18515\",\"settings\":{\"transport\":\"" + transport +
+         "\"},\"client\":{\"role\":\"client\",\"host\":\"10.0.0.1\",\"device\":\"mlx5_0\",\"mtu\":9000},"
+         "\"server_endpoint\":{\"role\":\"server\",\"host\":\"10.0.0.2\"},\"results\":[" + results + "]}";
+}
+
+TEST(Perf, TcpPlateauHalfRateAndLargeMessages) {
+  Dir d;
+  std::string tcp = d.Write("tcp.json", PerfJson("tcp", {{65536, 18.5}, {1 << 20, 21.0}}, {}));
+  std::string half = d.Write("half.json", PerfJson("verbs", {{1 << 20, 196.0}}, {}));
+  std::string large = d.Write("large.json", PerfJson("verbs", {{4096, 80.0}, {8192, 120.0}},
+                                                     {{1 << 20, "timed out after 30 s waiting for completions"}}));
+  auto ev = LoadEvidence({tcp, half, large}, {.line_gbps = 400});
+  ASSERT_TRUE(ev.ok());
+  for (const auto& in : ev->inputs) EXPECT_EQ(in.status, "read") << in.path << ": " << in.status;
+  auto r = Diagnose(*ev);
+  const auto* plateau = One(r, "perf.tcp-plateau");
+  ASSERT_NE(plateau, nullptr);
+  EXPECT_EQ(plateau->severity, model::Severity::kFail);
+  EXPECT_NE(plateau->message.find("21.0 Gb/s"), std::string::npos) << plateau->message;
+  EXPECT_NE(plateau->next.find("--transport verbs"), std::string::npos);
+  const auto* h = One(r, "perf.half-rate");
+  ASSERT_NE(h, nullptr);
+  EXPECT_NE(h->message.find("49%"), std::string::npos) << h->message;
+  EXPECT_TRUE(std::any_of(h->causes.begin(), h->causes.end(), [](const auto& c) { return c.find("x8") != std::string::npos; }));
+  const auto* l = One(r, "perf.large-messages");
+  ASSERT_NE(l, nullptr);
+  EXPECT_NE(l->message.find("worked up to 8192 B"), std::string::npos) << l->message;
+  EXPECT_NE(l->next.find("ping -M do -s 8972 10.0.0.2"), std::string::npos) << l->next;
+}
+
+TEST(Perf, SweepPathMtuHole) {
+  Dir d;
+  std::string sweep = d.Write(
+      "sweep.json",
+      R"({"schema":"fabcheck.sweep/v1","members":[{"name":"a","data_addresses":["10.1.0.1"]},{"name":"b","data_addresses":["10.1.0.2"]}],)"
+      R"("pairs":[{"a":0,"b":1,"rail":0,"bw_gbps":95.0,"path_mtu":1500,"local_mtu":9000,"transport":"tcp"}]})");
+  auto ev = LoadEvidence({sweep}, {});
+  ASSERT_TRUE(ev.ok());
+  auto r = Diagnose(*ev);
+  const auto* l = One(r, "perf.large-messages");
+  ASSERT_NE(l, nullptr);
+  EXPECT_NE(l->message.find("frames above 1500 bytes do not get from a to b"), std::string::npos) << l->message;
+}
+
+TEST(Counters, SnapshotTreesOverTime) {
+  Dir d;
+  std::vector<std::string> roots;
+  const uint64_t values[] = {10, 40, 90};
+  for (int i = 0; i < 3; ++i) {
+    std::string root = d.path() + "/snap" + std::to_string(i);
+    fs::create_directories(root + "/sys/class/infiniband/mlx5_2/ports/1/hw_counters");
+    fs::create_directories(root + "/sys/class/infiniband/mlx5_2/ports/1/counters");
+    fs::create_directories(root + "/fabcheck");
+    std::ofstream(root + "/sys/class/infiniband/mlx5_2/ports/1/hw_counters/out_of_sequence") << values[i] << "\n";
+    std::ofstream(root + "/sys/class/infiniband/mlx5_2/ports/1/counters/symbol_error") << "0\n";
+    std::ofstream(root + "/fabcheck/capture.json")
+        << "{\"hostname\":\"gpu-3\",\"taken_at\":\"2026-12-01T10:0" << i << ":00Z\"}";
+    roots.push_back(root);
+  }
+  auto ev = LoadEvidence(roots, {});
+  ASSERT_TRUE(ev.ok());
+  for (const auto& in : ev->inputs) EXPECT_EQ(in.status, "read") << in.path;
+  auto r = Diagnose(*ev);
+  const auto* retrans = One(r, "counters.retransmission");
+  ASSERT_NE(retrans, nullptr);
+  EXPECT_EQ(retrans->object, "gpu-3 mlx5_2/1");
+  EXPECT_NE(retrans->evidence.front().find("+80 over 120 s"), std::string::npos) << retrans->evidence.front();
+  EXPECT_EQ(retrans->severity, model::Severity::kWarn);
+}
+
+TEST(Inputs, MixedGarbageAndUnreadableInputsAreReportedNotFatal) {
+  Dir d;
+  std::string bad_json = d.Write("bad.json", "{\"schema\": ");
+  std::string other = d.Write("other.json", "{\"schema\":\"fabcheck.k8s/v1\"}");
+  std::string binary;
+  for (int i = 0; i < 100000; ++i) binary.push_back(static_cast<char>(i * 31 % 256));
+  std::string bin = d.Write("core.log", binary);
+  auto ev = LoadEvidence({bad_json, other, bin, "/nonexistent/x.log"}, {});
+  ASSERT_TRUE(ev.ok());
+  ASSERT_EQ(ev->inputs.size(), 4u);
+  EXPECT_NE(ev->inputs[0].status.find("not valid JSON"), std::string::npos);
+  EXPECT_NE(ev->inputs[1].status.find("not evidence"), std::string::npos);
+  EXPECT_EQ(ev->inputs[2].status, "read");
+  EXPECT_NE(ev->inputs[3].status.find("/nonexistent/x.log"), std::string::npos);
+  auto r = Diagnose(*ev);
+  const auto* binary_finding = One(r, "input.binary");
+  ASSERT_NE(binary_finding, nullptr);
+  EXPECT_EQ(binary_finding->severity, model::Severity::kUnknown);
+  EXPECT_FALSE(LoadEvidence({}, {}).ok());
+}
+
+}  // namespace
+}  // namespace fabcheck::diagnose
