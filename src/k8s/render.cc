@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "base/strings.h"
+#include "fabcheck/version.h"
 #include "k8s/ip.h"
 #include "k8s/yaml_tree.h"
 
@@ -59,6 +60,9 @@ metadata:
   name: {0}
   labels:
     pod-security.kubernetes.io/enforce: privileged
+    # Any other violation of Baseline (the exporter's hostPath mounts aside) is still reported.
+    pod-security.kubernetes.io/warn: baseline
+    pod-security.kubernetes.io/audit: baseline
 ---
 apiVersion: v1
 kind: ServiceAccount
@@ -149,6 +153,15 @@ metadata:
           ports:
             - name: agent
               containerPort: {agent_port}
+          # No RDMA here: the image's non-root user, no capability.
+          securityContext:
+            runAsNonRoot: true
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              drop: ["ALL"]
+            seccompProfile:
+              type: RuntimeDefault
           resources:
             requests:
               cpu: 100m
@@ -176,6 +189,15 @@ metadata:
           ports:
             - name: metrics
               containerPort: {exporter_port}
+          # Root only to open the kubelet's socket (root-only); no capability.
+          securityContext:
+            runAsUser: 0
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              drop: ["ALL"]
+            seccompProfile:
+              type: RuntimeDefault
           resources:
             requests:
               cpu: 50m
@@ -190,6 +212,8 @@ metadata:
               mountPath: /var/lib/kubelet/pod-resources
               readOnly: true
       volumes:
+        # Pod Security Baseline exceptions (hostPath), both mounted read-only:
+        # the host's RDMA counters, and which pod holds which device.
         - name: sys
           hostPath:
             path: /sys
@@ -266,9 +290,16 @@ metadata:
           ports:
             - name: control
               containerPort: {port}
+          # IPC_LOCK (RDMA memory registration; the namespace's Baseline
+          # exception) is effective only for root: the image's user is not.
           securityContext:
+            runAsUser: 0
+            allowPrivilegeEscalation: false
             capabilities:
+              drop: ["ALL"]
               add: ["IPC_LOCK"]
+            seccompProfile:
+              type: RuntimeDefault
           resources:
             requests:
 {limits}            limits:
@@ -289,6 +320,33 @@ metadata:
 }
 
 }  // namespace
+
+std::string DefaultImage() { return std::string("localhost/fabcheck:") + kVersion; }
+
+Status ValidateImageReference(const std::string& image) {
+  // Lower-case repository path components separated by '/', an optional
+  // registry host[:port] first, an optional tag, an optional sha256 digest
+  // (the grammar of the distribution reference, without other algorithms).
+  static const std::regex kReference(
+      "^([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]+)?/)?"
+      "[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*"
+      "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[0-9a-f]{64})?$");
+  if (image.empty()) return InvalidArgumentError("the image reference is empty");
+  // Names are at most 255 characters, tags 128, digests 71; std::regex
+  // recurses per character, so nothing longer reaches it.
+  if (image.size() > 512) {
+    return InvalidArgumentError("the image reference is " + std::to_string(image.size()) +
+                                " characters long; no valid image reference is over 512");
+  }
+  if (std::regex_match(image, kReference)) return Status::Ok();
+  std::string hint = image.find("@sha256:") != std::string::npos
+                         ? " (a digest is sha256: and 64 lower-case hex digits)"
+                         : " (expected [REGISTRY/]REPOSITORY[:TAG][@sha256:DIGEST], e.g. " + DefaultImage() +
+                               "@sha256:...)";
+  return InvalidArgumentError("'" + image + "' is not an image reference" + hint);
+}
+
+bool ImagePinned(const std::string& image) { return image.find("@sha256:") != std::string::npos; }
 
 Result<RenderProfile> ParseRenderProfile(const std::string& text, const std::string& file) {
   YamlDocument doc = ParseYamlDocument(text, 0);
@@ -330,6 +388,7 @@ Result<RenderProfile> ParseRenderProfile(const std::string& text, const std::str
       RETURN_IF_ERROR(str(p.ns, kDns, "a DNS label"));
     } else if (key == "image") {
       RETURN_IF_ERROR(str(p.image, kImage, "an image reference"));
+      if (auto st = ValidateImageReference(p.image); !st.ok()) return FieldError(file, *v, "image: " + st.message());
     } else if (key == "nadName") {
       RETURN_IF_ERROR(str(p.nad_name, kDns, "a DNS label"));
     } else if (key == "networkType") {
@@ -375,7 +434,6 @@ Result<RenderProfile> ParseRenderProfile(const std::string& text, const std::str
                             "nodeSelector)");
     }
   }
-  if (p.image.empty()) return InvalidArgumentError(file + ": 'image' is required (the fabcheck image to run)");
   if (p.rdma_resource.empty()) {
     return InvalidArgumentError(file + ": 'rdmaResource' is required (e.g. nvidia.com/rdma_vf or rdma/rdma_shared_device_a)");
   }

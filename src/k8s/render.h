@@ -12,10 +12,21 @@
 
 namespace fabcheck::k8s {
 
+// The image scripts/build-image.sh builds: localhost/fabcheck:<this version>,
+// the name `podman load` and `ctr images import` give it. Not pinned: the
+// build writes the pinned reference (…@sha256:…) beside the archive.
+std::string DefaultImage();
+
+// Checks an image reference: [registry/]repository[:tag][@sha256:<64 hex>].
+Status ValidateImageReference(const std::string& image);
+
+// True when the reference carries a digest (…@sha256:…).
+bool ImagePinned(const std::string& image);
+
 struct RenderProfile {
   std::string name = "fabcheck";       // prefix of the rendered objects
   std::string ns = "fabcheck";
-  std::string image;                   // required
+  std::string image = DefaultImage();  // profile `image:` or --image override it
   std::string nad_name = "rdma-net";
   std::string network_type = "sriov";  // sriov, ib-sriov, host-device, macvlan, ipvlan
   std::string rdma_resource;           // required, e.g. nvidia.com/rdma_vf or rdma/rdma_shared_device_a

@@ -41,8 +41,39 @@ TEST(Render, EveryNetworkTypeLintsClean) {
   }
 }
 
+TEST(Render, ImageDefaultsToTheBuiltImage) {
+  auto p = ParseRenderProfile("rdmaResource: rdma/a\n", "p.yaml");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->image, DefaultImage());
+  EXPECT_EQ(DefaultImage().rfind("localhost/fabcheck:", 0), 0u) << DefaultImage();
+  EXPECT_FALSE(ImagePinned(p->image));
+  for (const auto& f : Render(*p)) {
+    if (f.content.find("image:") == std::string::npos) continue;
+    EXPECT_NE(f.content.find("image: " + DefaultImage() + "\n"), std::string::npos) << f.name;
+  }
+}
+
+TEST(Render, ImageReferencesAreChecked) {
+  const std::string digest = "@sha256:" + std::string(64, 'a');
+  for (const auto& ok : std::vector<std::string>{"fabcheck", "localhost/fabcheck:0.1.0", "localhost/fabcheck:0.1.0" + digest,
+                               "registry.example.com:5000/team/fabcheck:v1.2_3" + digest, "ghcr.io/a/b" + digest}) {
+    EXPECT_TRUE(ValidateImageReference(ok).ok()) << ok;
+  }
+  EXPECT_TRUE(ImagePinned("localhost/fabcheck:0.1.0" + digest));
+  for (const auto& bad : std::vector<std::string>{"", "Fabcheck:1", "fabcheck:0.1.0@sha256:abc", "fabcheck@sha512:" + std::string(128, 'a'),
+                                "fabcheck:0.1.0@sha256:" + std::string(64, 'A'), "fabcheck:a:b", "fab check",
+                                "-fabcheck", "fabcheck:" + std::string(129, 't'),
+                                std::string(100000, 'a')}) {
+    auto st = ValidateImageReference(bad);
+    EXPECT_FALSE(st.ok()) << bad;
+    if (!st.ok()) EXPECT_NE(st.message().find("image reference"), std::string::npos) << st.message();
+  }
+  auto p = ParseRenderProfile("image: fabcheck@sha256:12\nrdmaResource: rdma/a\n", "p.yaml");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("p.yaml:1"), std::string::npos) << p.status().message();
+}
+
 TEST(Render, ProfileMistakesAreNamed) {
-  EXPECT_FALSE(ParseRenderProfile("rdmaResource: rdma/a\n", "p.yaml").ok());  // no image
   auto bad = ParseRenderProfile("image: x\nrdmaResource: not a resource\n", "p.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("p.yaml:2"), std::string::npos) << bad.status().message();

@@ -31,6 +31,7 @@ struct LintOptions {
 struct RenderOptions {
   std::string profile;
   std::string out_dir;
+  std::string image;
 };
 
 int RunLint(const LintOptions& o) {
@@ -84,6 +85,18 @@ int RunRender(const RenderOptions& o) {
   if (!profile.ok()) {
     std::cerr << "fabcheck k8s render: " << profile.status().message() << "\n";
     return fabcheck::kExitUsage;
+  }
+  if (!o.image.empty()) {
+    if (auto st = k8s::ValidateImageReference(o.image); !st.ok()) {
+      std::cerr << "fabcheck k8s render: --image " << st.message() << "\n";
+      return fabcheck::kExitUsage;
+    }
+    profile->image = o.image;
+  }
+  if (!k8s::ImagePinned(profile->image)) {
+    LOG_WARN("k8s", "image {} is not pinned by digest: nodes may run different builds under one tag; pass --image "
+             "NAME:TAG@sha256:... (scripts/build-image.sh writes it to build/image/fabcheck-VERSION.oci.tar.ref)",
+             profile->image);
   }
   auto files = k8s::Render(*profile);
   if (o.out_dir.empty()) {
@@ -148,13 +161,17 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   render->add_option("--profile", render_opts->profile, "Cluster profile YAML (see deploy/kubernetes/render-examples/)")
       ->required();
   render->add_option("-o,--output", render_opts->out_dir, "Write one file per part into this folder (default: stdout)");
+  render->add_option("--image", render_opts->image,
+                     "Image to run, best pinned: REPO:TAG@sha256:DIGEST (default: the profile's image, else " +
+                         k8s::DefaultImage() + ", the name scripts/build-image.sh gives its image)");
   render->footer(
-      "Profile keys: image, rdmaResource (required); name, namespace, nadName, networkType (sriov, ib-sriov,\n"
+      "Profile keys: rdmaResource (required); image, name, namespace, nadName, networkType (sriov, ib-sriov,\n"
       "host-device, macvlan, ipvlan), master, subnet, mtu, vlan, gpusPerNode, nicsPerNode, nodes, agentPort,\n"
       "exporterPort, sweepPort, nodeSelector.\n"
       "Example:\n"
-      "  fabcheck k8s render --profile deploy/kubernetes/render-examples/sriov/profile.yaml -o out/\n"
-      "  fabcheck k8s render --profile p.yaml | kubectl apply -f -");
+      "  fabcheck k8s render --profile deploy/kubernetes/render-examples/sriov-roce/profile.yaml -o out/\n"
+      "  fabcheck k8s render --profile p.yaml --image \"$(cat build/image/fabcheck-*.oci.tar.ref)\" | kubectl apply -f -\n"
+      "  fabcheck k8s render --profile p.yaml --image registry.example.com/fabcheck:0.1.0@sha256:<64 hex>");
 
   auto markdown = std::make_shared<bool>(false);
   auto json = std::make_shared<bool>(false);
