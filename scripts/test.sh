@@ -7,7 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 export BUILD_DIR="${BUILD_DIR:-build-test}"
-rm -rf "$BUILD_DIR"
+# From scratch, except the Debian packages the packaging tests download
+# (BUILD_DIR/image-cache): a clean checkout (CI) downloads them once per run.
+if [ -d "$BUILD_DIR" ]; then
+  find "$BUILD_DIR" -mindepth 1 -maxdepth 1 ! -name image-cache -exec rm -rf {} +
+fi
 ./scripts/build.sh
 cd "$BUILD_DIR"
 ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@"
