@@ -19,7 +19,8 @@ while [ $# -gt 0 ]; do
     *) echo "build-deb: unknown argument '$1'" >&2; exit 64 ;;
   esac
 done
-build_dir="$(cd "$build_dir" 2>/dev/null && pwd)" || { echo "build-deb: no build tree '$build_dir' (run ./scripts/build.sh first)" >&2; exit 3; }
+build_dir_abs="$(cd "$build_dir" 2>/dev/null && pwd)" || { echo "build-deb: no build tree '$build_dir' (run ./scripts/build.sh first)" >&2; exit 3; }
+build_dir="$build_dir_abs"
 binary="$build_dir/src/app/fabcheck"
 [ -x "$binary" ] || { echo "build-deb: $binary not built (run ./scripts/build.sh, or cmake --build $build_dir --target fabcheck)" >&2; exit 3; }
 [ -f "$build_dir/CPackConfig.cmake" ] || { echo "build-deb: $build_dir/CPackConfig.cmake missing (re-run cmake on $build_dir)" >&2; exit 3; }

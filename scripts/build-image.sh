@@ -48,7 +48,8 @@ while [ $# -gt 0 ]; do
     *) echo "build-image: unknown argument '$1'" >&2; usage >&2; exit 64 ;;
   esac
 done
-build_dir="$(cd "$build_dir" 2>/dev/null && pwd)" || { echo "build-image: no build tree '$build_dir' (run ./scripts/build.sh first)" >&2; exit 3; }
+build_dir_abs="$(cd "$build_dir" 2>/dev/null && pwd)" || { echo "build-image: no build tree '$build_dir' (run ./scripts/build.sh first)" >&2; exit 3; }
+build_dir="$build_dir_abs"
 out="${out:-$build_dir/image}"
 binary="$build_dir/src/app/fabcheck"
 [ -x "$binary" ] || { echo "build-image: $binary not built (run ./scripts/build.sh, or cmake --build $build_dir --target fabcheck)" >&2; exit 3; }

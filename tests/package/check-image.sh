@@ -4,7 +4,8 @@
 # read it), unpacked by umoci, and run by chroot as the image's user:
 # `fabcheck version`, `inventory --sysroot` of a bundled capture (same output
 # as the build tree's binary), `k8s lint` of the manifests it ships and of the
-# set pinned to its digest. Every ELF in it must resolve its libraries; no
+# set pinned to its digest; podman load (where installed) names it and keeps
+# its digest. Every ELF in it must resolve its libraries; no
 # compiler, header or -dev package; compressed size under 120 MB.
 # Exit 77 (ctest: skipped) with the reason when a tool or root is missing.
 set -euo pipefail
@@ -21,7 +22,8 @@ binary="$build_dir/src/app/fabcheck"
 [ -x "$binary" ] || fail "$binary not built"
 
 out="$(mktemp -d "$build_dir/check-image.XXXXXX")"
-trap 'rm -rf "$out"' EXIT
+runroot=""
+trap 'rm -rf "$out" ${runroot:+"$runroot"}' EXIT
 t0=$SECONDS
 "$repo/scripts/build-image.sh" --build-dir "$build_dir" --out "$out/image" | tee "$out/build.txt"
 build_s=$((SECONDS - t0))
@@ -135,6 +137,18 @@ run k8s render --profile /usr/share/fabcheck/kubernetes/render-examples/sriov-ro
 run k8s lint /tmp/rendered.yaml >"$out/lint.txt" || { cat "$out/lint.txt"; fail "k8s lint of the rendered set"; }
 grep -q "localhost/fabcheck" "$out/image/kustomization.yaml" && grep -q "digest: $digest" "$out/image/kustomization.yaml" ||
   fail "kustomization.yaml does not pin $digest"
-command -v podman >/dev/null && echo "note: podman present but not used (chroot checks the same root file system)" ||
-  echo "note: podman not installed: the image ran through chroot of its unpacked root file system"
+# podman, where installed: the archive loads under its name with the same
+# digest. (It ran above through chroot: podman run needs setrlimit and
+# namespaces a sandboxed test machine may refuse.)
+if command -v podman >/dev/null; then
+  runroot="$(mktemp -d /tmp/fabcheck-podman.XXXXXX)"   # podman wants a short run root
+  storage=(--root "$out/podman-storage" --runroot "$runroot" --storage-driver vfs)
+  podman "${storage[@]}" load -q -i "$archive" >"$out/podman.txt" 2>&1 || { cat "$out/podman.txt"; fail "podman load"; }
+  loaded="$(podman "${storage[@]}" image inspect "localhost/fabcheck:$version" --format '{{.Digest}}')" ||
+    fail "podman load did not name the image localhost/fabcheck:$version: $(cat "$out/podman.txt")"
+  [ "$loaded" = "$digest" ] || fail "podman sees digest $loaded, the build printed $digest"
+  echo "podman: loaded as localhost/fabcheck:$version, digest $loaded"
+else
+  echo "note: podman not installed: the image was checked through skopeo, umoci and chroot only"
+fi
 echo "PASS: image $archive: $size_mb MB compressed ($(du -sm "$rootfs" | awk '{print $1}') MB unpacked), digest $digest, built in ${build_s}s, checked in $((SECONDS - t0 - build_s))s"
