@@ -66,7 +66,9 @@ TEST(Render, ImageReferencesAreChecked) {
                                 std::string(100000, 'a')}) {
     auto st = ValidateImageReference(bad);
     EXPECT_FALSE(st.ok()) << bad;
-    if (!st.ok()) EXPECT_NE(st.message().find("image reference"), std::string::npos) << st.message();
+    if (!st.ok()) {
+      EXPECT_NE(st.message().find("image reference"), std::string::npos) << st.message();
+    }
   }
   auto p = ParseRenderProfile("image: fabcheck@sha256:12\nrdmaResource: rdma/a\n", "p.yaml");
   ASSERT_FALSE(p.ok());
