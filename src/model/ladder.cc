@@ -226,7 +226,8 @@ void to_json(nlohmann::json& j, const CollectiveCheck& v) {
        {"sweep", v.sweep},
        {"wrong", v.wrong},
        {"verdict", v.verdict},
-       {"reason", v.reason}};
+       {"reason", v.reason},
+       {"members", v.members}};
   PutOptional(j, "expected_gbps", v.expected_gbps);
 }
 void from_json(const nlohmann::json& j, CollectiveCheck& v) {
@@ -240,6 +241,7 @@ void from_json(const nlohmann::json& j, CollectiveCheck& v) {
   Get(j, "wrong", v.wrong);
   Get(j, "verdict", v.verdict);
   Get(j, "reason", v.reason);
+  Get(j, "members", v.members);
 }
 
 void to_json(nlohmann::json& j, const NcclTransportCheck& v) {

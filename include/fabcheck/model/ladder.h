@@ -139,6 +139,9 @@ struct CollectiveCheck {
   int64_t wrong = 0;
   RungVerdict verdict = RungVerdict::kNotRun;
   std::string reason;
+  // Members it ran across, when not all of the rung's (a single-node or
+  // one-rack baseline next to the cluster-wide run); empty = the rung's members.
+  std::vector<std::string> members;
 };
 
 // What NCCL really used in the L4 run (from nccl-log over its logs).

@@ -1,0 +1,24 @@
+// The go-live report of a ladder bundle: the checklist, the rungs and members
+// in brief, and (with a baseline bundle) what changed. Pure: evidence in,
+// model::GoLiveReport out; the renderers (markdown.h, html.h) draw it.
+#pragma once
+
+#include <string>
+
+#include "fabcheck/model/report.h"
+#include "report/evidence.h"
+
+namespace fabcheck::report {
+
+struct ReportOptions {
+  std::string fabcheck_version;
+  const BundleEvidence* baseline = nullptr;  // --baseline
+  double slower_threshold = 0.1;             // a pair slower by more than this fraction is a change
+};
+
+model::GoLiveReport BuildReport(const BundleEvidence& evidence, const ReportOptions& options);
+
+// What changed from `before` to `after` (baseline.cc).
+model::BaselineDiff DiffBundles(const BundleEvidence& before, const BundleEvidence& after, double slower_threshold);
+
+}  // namespace fabcheck::report
