@@ -1,5 +1,7 @@
 #include "control/api.h"
 
+#include "fabcheck/model/json_fields.h"
+
 #include <fmt/format.h>
 
 #include "base/strings.h"
@@ -7,15 +9,8 @@
 namespace fabcheck::control {
 namespace {
 
-template <typename T>
-void PutOptional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-template <typename T>
-std::optional<T> GetOptional(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
-}
+using fabcheck::model::json_fields::Optional;
+using fabcheck::model::json_fields::PutNullable;
 
 }  // namespace
 
@@ -83,16 +78,16 @@ void from_json(const nlohmann::json& j, PeerTestRequest& r) {
 void to_json(nlohmann::json& j, const PeerTestResponse& r) {
   j = {{"local_mtu", r.local_mtu}, {"black_hole", r.black_hole}, {"transport", r.transport},
        {"device", r.device},       {"errors", r.errors},         {"elapsed_s", r.elapsed_s}};
-  PutOptional(j, "bw_gbps", r.bw_gbps);
-  PutOptional(j, "lat_median_us", r.lat_median_us);
-  PutOptional(j, "lat_p99_us", r.lat_p99_us);
-  PutOptional(j, "path_mtu", r.path_mtu);
+  PutNullable(j, "bw_gbps", r.bw_gbps);
+  PutNullable(j, "lat_median_us", r.lat_median_us);
+  PutNullable(j, "lat_p99_us", r.lat_p99_us);
+  PutNullable(j, "path_mtu", r.path_mtu);
 }
 void from_json(const nlohmann::json& j, PeerTestResponse& r) {
-  r.bw_gbps = GetOptional<double>(j, "bw_gbps");
-  r.lat_median_us = GetOptional<double>(j, "lat_median_us");
-  r.lat_p99_us = GetOptional<double>(j, "lat_p99_us");
-  r.path_mtu = GetOptional<int>(j, "path_mtu");
+  r.bw_gbps = Optional<double>(j, "bw_gbps");
+  r.lat_median_us = Optional<double>(j, "lat_median_us");
+  r.lat_p99_us = Optional<double>(j, "lat_p99_us");
+  r.path_mtu = Optional<int>(j, "path_mtu");
   r.local_mtu = j.value("local_mtu", 0);
   r.black_hole = j.value("black_hole", false);
   r.transport = j.value("transport", "");

@@ -25,21 +25,6 @@ DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<
   return s;
 }
 
-void to_json(nlohmann::json& j, const DoctorSummary& v) {
-  j = {{"pass", v.pass}, {"info", v.info}, {"unknown", v.unknown}, {"warn", v.warn}, {"fail", v.fail},
-       {"first_failing_rung", v.first_failing_rung}, {"exit_code", v.exit_code}};
-}
-
-void from_json(const nlohmann::json& j, DoctorSummary& v) {
-  v.pass = j.value("pass", 0);
-  v.info = j.value("info", 0);
-  v.unknown = j.value("unknown", 0);
-  v.warn = j.value("warn", 0);
-  v.fail = j.value("fail", 0);
-  v.first_failing_rung = j.value("first_failing_rung", "");
-  v.exit_code = j.value("exit_code", 0);
-}
-
 void to_json(nlohmann::json& j, const DoctorReport& v) {
   j = {{"schema", v.schema},
        {"fabcheck_version", v.fabcheck_version},

@@ -1,31 +1,13 @@
 #include "fabcheck/model/inventory.h"
 
+#include "fabcheck/model/json_fields.h"
+
 namespace fabcheck::model {
 namespace {
 
 using nlohmann::json;
-
-// Unknown values are null in JSON, never a made-up zero.
-template <typename T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-template <typename T>
-void GetOpt(const json& j, const char* key, std::optional<T>& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    out.reset();
-  } else {
-    out = it->get<T>();
-  }
-}
-
-template <typename T>
-void Get(const json& j, const char* key, T& out) {
-  auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) out = it->get<T>();
-}
+using json_fields::Read;
+using json_fields::ReadOptional;
 
 }  // namespace
 
@@ -77,22 +59,22 @@ const Nic* Inventory::FindNic(std::string_view label_or_bdf) const {
 
 void to_json(json& j, const InventoryWarning& v) { j = {{"path", v.path}, {"message", v.message}}; }
 void from_json(const json& j, InventoryWarning& v) {
-  Get(j, "path", v.path);
-  Get(j, "message", v.message);
+  Read(j, "path", v.path);
+  Read(j, "message", v.message);
 }
 
 void to_json(json& j, const PciLink& v) {
-  j = {{"current_speed_gts", Opt(v.current_speed_gts)},
-       {"max_speed_gts", Opt(v.max_speed_gts)},
-       {"current_width", Opt(v.current_width)},
-       {"max_width", Opt(v.max_width)},
+  j = {{"current_speed_gts", json_fields::Nullable(v.current_speed_gts)},
+       {"max_speed_gts", json_fields::Nullable(v.max_speed_gts)},
+       {"current_width", json_fields::Nullable(v.current_width)},
+       {"max_width", json_fields::Nullable(v.max_width)},
        {"degraded", v.Degraded()}};
 }
 void from_json(const json& j, PciLink& v) {
-  GetOpt(j, "current_speed_gts", v.current_speed_gts);
-  GetOpt(j, "max_speed_gts", v.max_speed_gts);
-  GetOpt(j, "current_width", v.current_width);
-  GetOpt(j, "max_width", v.max_width);
+  ReadOptional(j, "current_speed_gts", v.current_speed_gts);
+  ReadOptional(j, "max_speed_gts", v.max_speed_gts);
+  ReadOptional(j, "current_width", v.current_width);
+  ReadOptional(j, "max_width", v.max_width);
 }
 
 void to_json(json& j, const PciBridge& v) {
@@ -100,12 +82,12 @@ void to_json(json& j, const PciBridge& v) {
        {"role", v.role}, {"link", v.link}};
 }
 void from_json(const json& j, PciBridge& v) {
-  Get(j, "bdf", v.bdf);
-  Get(j, "vendor_id", v.vendor_id);
-  Get(j, "device_id", v.device_id);
-  Get(j, "class", v.class_code);
-  Get(j, "role", v.role);
-  Get(j, "link", v.link);
+  Read(j, "bdf", v.bdf);
+  Read(j, "vendor_id", v.vendor_id);
+  Read(j, "device_id", v.device_id);
+  Read(j, "class", v.class_code);
+  Read(j, "role", v.role);
+  Read(j, "link", v.link);
 }
 
 void to_json(json& j, const PciFunction& v) {
@@ -116,7 +98,7 @@ void to_json(json& j, const PciFunction& v) {
        {"subsystem_vendor_id", v.subsystem_vendor_id},
        {"subsystem_device_id", v.subsystem_device_id},
        {"driver", v.driver},
-       {"numa_node", Opt(v.numa_node)},
+       {"numa_node", json_fields::Nullable(v.numa_node)},
        {"local_cpulist", v.local_cpulist},
        {"root_complex", v.root_complex},
        {"path", v.path},
@@ -124,58 +106,58 @@ void to_json(json& j, const PciFunction& v) {
        {"sysfs_path", v.sysfs_path}};
 }
 void from_json(const json& j, PciFunction& v) {
-  Get(j, "bdf", v.bdf);
-  Get(j, "vendor_id", v.vendor_id);
-  Get(j, "device_id", v.device_id);
-  Get(j, "class", v.class_code);
-  Get(j, "subsystem_vendor_id", v.subsystem_vendor_id);
-  Get(j, "subsystem_device_id", v.subsystem_device_id);
-  Get(j, "driver", v.driver);
-  GetOpt(j, "numa_node", v.numa_node);
-  Get(j, "local_cpulist", v.local_cpulist);
-  Get(j, "root_complex", v.root_complex);
-  Get(j, "path", v.path);
-  Get(j, "link", v.link);
-  Get(j, "sysfs_path", v.sysfs_path);
+  Read(j, "bdf", v.bdf);
+  Read(j, "vendor_id", v.vendor_id);
+  Read(j, "device_id", v.device_id);
+  Read(j, "class", v.class_code);
+  Read(j, "subsystem_vendor_id", v.subsystem_vendor_id);
+  Read(j, "subsystem_device_id", v.subsystem_device_id);
+  Read(j, "driver", v.driver);
+  ReadOptional(j, "numa_node", v.numa_node);
+  Read(j, "local_cpulist", v.local_cpulist);
+  Read(j, "root_complex", v.root_complex);
+  Read(j, "path", v.path);
+  Read(j, "link", v.link);
+  Read(j, "sysfs_path", v.sysfs_path);
 }
 
 void to_json(json& j, const IpAddress& v) {
   j = {{"family", v.family}, {"address", v.address}, {"prefix_len", v.prefix_len}};
 }
 void from_json(const json& j, IpAddress& v) {
-  Get(j, "family", v.family);
-  Get(j, "address", v.address);
-  Get(j, "prefix_len", v.prefix_len);
+  Read(j, "family", v.family);
+  Read(j, "address", v.address);
+  Read(j, "prefix_len", v.prefix_len);
 }
 
 void to_json(json& j, const NetDevice& v) {
   j = {{"name", v.name},
-       {"mtu", Opt(v.mtu)},
+       {"mtu", json_fields::Nullable(v.mtu)},
        {"operstate", v.operstate},
-       {"carrier", Opt(v.carrier)},
-       {"speed_mbps", Opt(v.speed_mbps)},
+       {"carrier", json_fields::Nullable(v.carrier)},
+       {"speed_mbps", json_fields::Nullable(v.speed_mbps)},
        {"mac", v.mac},
-       {"type", Opt(v.type)},
-       {"dev_port", Opt(v.dev_port)},
+       {"type", json_fields::Nullable(v.type)},
+       {"dev_port", json_fields::Nullable(v.dev_port)},
        {"pci_bdf", v.pci_bdf},
        {"vlan_parent", v.vlan_parent},
-       {"vlan_id", Opt(v.vlan_id)},
+       {"vlan_id", json_fields::Nullable(v.vlan_id)},
        {"rdma_devices", v.rdma_devices},
        {"addresses", v.addresses_known ? json(v.addresses) : json(nullptr)}};
 }
 void from_json(const json& j, NetDevice& v) {
-  Get(j, "name", v.name);
-  GetOpt(j, "mtu", v.mtu);
-  Get(j, "operstate", v.operstate);
-  GetOpt(j, "carrier", v.carrier);
-  GetOpt(j, "speed_mbps", v.speed_mbps);
-  Get(j, "mac", v.mac);
-  GetOpt(j, "type", v.type);
-  GetOpt(j, "dev_port", v.dev_port);
-  Get(j, "pci_bdf", v.pci_bdf);
-  Get(j, "vlan_parent", v.vlan_parent);
-  GetOpt(j, "vlan_id", v.vlan_id);
-  Get(j, "rdma_devices", v.rdma_devices);
+  Read(j, "name", v.name);
+  ReadOptional(j, "mtu", v.mtu);
+  Read(j, "operstate", v.operstate);
+  ReadOptional(j, "carrier", v.carrier);
+  ReadOptional(j, "speed_mbps", v.speed_mbps);
+  Read(j, "mac", v.mac);
+  ReadOptional(j, "type", v.type);
+  ReadOptional(j, "dev_port", v.dev_port);
+  Read(j, "pci_bdf", v.pci_bdf);
+  Read(j, "vlan_parent", v.vlan_parent);
+  ReadOptional(j, "vlan_id", v.vlan_id);
+  Read(j, "rdma_devices", v.rdma_devices);
   auto it = j.find("addresses");
   v.addresses_known = it != j.end() && it->is_array();
   if (v.addresses_known) v.addresses = it->get<std::vector<IpAddress>>();
@@ -186,48 +168,48 @@ void to_json(json& j, const GidEntry& v) {
        {"netdev", v.netdev}, {"ip", v.ip}, {"ipv4", v.ipv4}, {"link_local", v.link_local}};
 }
 void from_json(const json& j, GidEntry& v) {
-  Get(j, "index", v.index);
-  Get(j, "gid", v.gid);
-  Get(j, "type", v.type);
-  Get(j, "netdev", v.netdev);
-  Get(j, "ip", v.ip);
-  Get(j, "ipv4", v.ipv4);
-  Get(j, "link_local", v.link_local);
+  Read(j, "index", v.index);
+  Read(j, "gid", v.gid);
+  Read(j, "type", v.type);
+  Read(j, "netdev", v.netdev);
+  Read(j, "ip", v.ip);
+  Read(j, "ipv4", v.ipv4);
+  Read(j, "link_local", v.link_local);
 }
 
 void to_json(json& j, const RdmaPort& v) {
   j = {{"port", v.port},
-       {"state_code", Opt(v.state_code)},
+       {"state_code", json_fields::Nullable(v.state_code)},
        {"state", v.state},
-       {"phys_state_code", Opt(v.phys_state_code)},
+       {"phys_state_code", json_fields::Nullable(v.phys_state_code)},
        {"phys_state", v.phys_state},
        {"rate_text", v.rate_text},
-       {"rate_gbps", Opt(v.rate_gbps)},
-       {"width", Opt(v.width)},
+       {"rate_gbps", json_fields::Nullable(v.rate_gbps)},
+       {"width", json_fields::Nullable(v.width)},
        {"speed_name", v.speed_name},
        {"link_layer", v.link_layer},
-       {"lid", Opt(v.lid)},
-       {"sm_lid", Opt(v.sm_lid)},
+       {"lid", json_fields::Nullable(v.lid)},
+       {"sm_lid", json_fields::Nullable(v.sm_lid)},
        {"netdev", v.netdev},
-       {"nccl_gid_index", Opt(v.nccl_gid_index)},
+       {"nccl_gid_index", json_fields::Nullable(v.nccl_gid_index)},
        {"gids", v.gids}};
 }
 void from_json(const json& j, RdmaPort& v) {
-  Get(j, "port", v.port);
-  GetOpt(j, "state_code", v.state_code);
-  Get(j, "state", v.state);
-  GetOpt(j, "phys_state_code", v.phys_state_code);
-  Get(j, "phys_state", v.phys_state);
-  Get(j, "rate_text", v.rate_text);
-  GetOpt(j, "rate_gbps", v.rate_gbps);
-  GetOpt(j, "width", v.width);
-  Get(j, "speed_name", v.speed_name);
-  Get(j, "link_layer", v.link_layer);
-  GetOpt(j, "lid", v.lid);
-  GetOpt(j, "sm_lid", v.sm_lid);
-  Get(j, "netdev", v.netdev);
-  GetOpt(j, "nccl_gid_index", v.nccl_gid_index);
-  Get(j, "gids", v.gids);
+  Read(j, "port", v.port);
+  ReadOptional(j, "state_code", v.state_code);
+  Read(j, "state", v.state);
+  ReadOptional(j, "phys_state_code", v.phys_state_code);
+  Read(j, "phys_state", v.phys_state);
+  Read(j, "rate_text", v.rate_text);
+  ReadOptional(j, "rate_gbps", v.rate_gbps);
+  ReadOptional(j, "width", v.width);
+  Read(j, "speed_name", v.speed_name);
+  Read(j, "link_layer", v.link_layer);
+  ReadOptional(j, "lid", v.lid);
+  ReadOptional(j, "sm_lid", v.sm_lid);
+  Read(j, "netdev", v.netdev);
+  ReadOptional(j, "nccl_gid_index", v.nccl_gid_index);
+  Read(j, "gids", v.gids);
 }
 
 void to_json(json& j, const RdmaDevice& v) {
@@ -239,22 +221,22 @@ void to_json(json& j, const RdmaDevice& v) {
        {"hca_type", v.hca_type},
        {"board_id", v.board_id},
        {"pci_bdf", v.pci_bdf},
-       {"numa_node", Opt(v.numa_node)},
+       {"numa_node", json_fields::Nullable(v.numa_node)},
        {"local_cpulist", v.local_cpulist},
        {"ports", v.ports}};
 }
 void from_json(const json& j, RdmaDevice& v) {
-  Get(j, "name", v.name);
-  Get(j, "node_type", v.node_type);
-  Get(j, "node_guid", v.node_guid);
-  Get(j, "sys_image_guid", v.sys_image_guid);
-  Get(j, "fw_ver", v.fw_ver);
-  Get(j, "hca_type", v.hca_type);
-  Get(j, "board_id", v.board_id);
-  Get(j, "pci_bdf", v.pci_bdf);
-  GetOpt(j, "numa_node", v.numa_node);
-  Get(j, "local_cpulist", v.local_cpulist);
-  Get(j, "ports", v.ports);
+  Read(j, "name", v.name);
+  Read(j, "node_type", v.node_type);
+  Read(j, "node_guid", v.node_guid);
+  Read(j, "sys_image_guid", v.sys_image_guid);
+  Read(j, "fw_ver", v.fw_ver);
+  Read(j, "hca_type", v.hca_type);
+  Read(j, "board_id", v.board_id);
+  Read(j, "pci_bdf", v.pci_bdf);
+  ReadOptional(j, "numa_node", v.numa_node);
+  Read(j, "local_cpulist", v.local_cpulist);
+  Read(j, "ports", v.ports);
 }
 
 void to_json(json& j, const VerbsProbe& v) {
@@ -265,46 +247,46 @@ void to_json(json& j, const VerbsProbe& v) {
        {"message", v.message}};
 }
 void from_json(const json& j, VerbsProbe& v) {
-  Get(j, "probed", v.probed);
-  Get(j, "ok", v.ok);
-  Get(j, "device_count", v.device_count);
-  Get(j, "errno", v.error_number);
-  Get(j, "message", v.message);
+  Read(j, "probed", v.probed);
+  Read(j, "ok", v.ok);
+  Read(j, "device_count", v.device_count);
+  Read(j, "errno", v.error_number);
+  Read(j, "message", v.message);
 }
 
 void to_json(json& j, const Gpu& v) {
   j = {{"index", v.index}, {"name", v.name}, {"uuid", v.uuid}, {"pci", v.pci}};
 }
 void from_json(const json& j, Gpu& v) {
-  Get(j, "index", v.index);
-  Get(j, "name", v.name);
-  Get(j, "uuid", v.uuid);
-  Get(j, "pci", v.pci);
+  Read(j, "index", v.index);
+  Read(j, "name", v.name);
+  Read(j, "uuid", v.uuid);
+  Read(j, "pci", v.pci);
 }
 
 void to_json(json& j, const NvSwitch& v) { j = {{"index", v.index}, {"pci", v.pci}}; }
 void from_json(const json& j, NvSwitch& v) {
-  Get(j, "index", v.index);
-  Get(j, "pci", v.pci);
+  Read(j, "index", v.index);
+  Read(j, "pci", v.pci);
 }
 
 void to_json(json& j, const Nic& v) {
   j = {{"label", v.label}, {"rdma_devices", v.rdma_devices}, {"netdevs", v.netdevs}, {"pci", v.pci}};
 }
 void from_json(const json& j, Nic& v) {
-  Get(j, "label", v.label);
-  Get(j, "rdma_devices", v.rdma_devices);
-  Get(j, "netdevs", v.netdevs);
-  Get(j, "pci", v.pci);
+  Read(j, "label", v.label);
+  Read(j, "rdma_devices", v.rdma_devices);
+  Read(j, "netdevs", v.netdevs);
+  Read(j, "pci", v.pci);
 }
 
 void to_json(json& j, const NumaNode& v) {
   j = {{"id", v.id}, {"cpulist", v.cpulist}, {"cpu_count", v.cpu_count}};
 }
 void from_json(const json& j, NumaNode& v) {
-  Get(j, "id", v.id);
-  Get(j, "cpulist", v.cpulist);
-  Get(j, "cpu_count", v.cpu_count);
+  Read(j, "id", v.id);
+  Read(j, "cpulist", v.cpulist);
+  Read(j, "cpu_count", v.cpu_count);
 }
 
 void to_json(json& j, const PathType& v) { j = std::string(PathTypeName(v)); }
@@ -318,29 +300,29 @@ void to_json(json& j, const RailPair& v) {
   j = {{"gpu", v.gpu}, {"nic", v.nic}, {"distance", v.distance}, {"shared", v.shared}};
 }
 void from_json(const json& j, RailPair& v) {
-  Get(j, "gpu", v.gpu);
-  Get(j, "nic", v.nic);
-  Get(j, "distance", v.distance);
-  Get(j, "shared", v.shared);
+  Read(j, "gpu", v.gpu);
+  Read(j, "nic", v.nic);
+  Read(j, "distance", v.distance);
+  Read(j, "shared", v.shared);
 }
 
 void to_json(json& j, const Topology& v) {
   j = {{"gpus", v.gpus}, {"nics", v.nics}, {"distance", v.distance}, {"rails", v.rails}};
 }
 void from_json(const json& j, Topology& v) {
-  Get(j, "gpus", v.gpus);
-  Get(j, "nics", v.nics);
-  Get(j, "distance", v.distance);
-  Get(j, "rails", v.rails);
+  Read(j, "gpus", v.gpus);
+  Read(j, "nics", v.nics);
+  Read(j, "distance", v.distance);
+  Read(j, "rails", v.rails);
 }
 
 void to_json(json& j, const HostInfo& v) {
   j = {{"hostname", v.hostname}, {"kernel", v.kernel}, {"nvidia_driver", v.nvidia_driver}};
 }
 void from_json(const json& j, HostInfo& v) {
-  Get(j, "hostname", v.hostname);
-  Get(j, "kernel", v.kernel);
-  Get(j, "nvidia_driver", v.nvidia_driver);
+  Read(j, "hostname", v.hostname);
+  Read(j, "kernel", v.kernel);
+  Read(j, "nvidia_driver", v.nvidia_driver);
 }
 
 void to_json(json& j, const Inventory& v) {
@@ -365,18 +347,18 @@ void from_json(const json& j, Inventory& v) {
                                     &j);
   }
   v.schema = schema;
-  Get(j, "source", v.source);
-  Get(j, "host", v.host);
-  Get(j, "verbs", v.verbs);
-  Get(j, "rdma_sysfs_present", v.rdma_sysfs_present);
-  Get(j, "rdma_devices", v.rdma_devices);
-  Get(j, "netdevs", v.netdevs);
-  Get(j, "gpus", v.gpus);
-  Get(j, "nvswitches", v.nvswitches);
-  Get(j, "nics", v.nics);
-  Get(j, "numa_nodes", v.numa_nodes);
-  Get(j, "topology", v.topology);
-  Get(j, "warnings", v.warnings);
+  Read(j, "source", v.source);
+  Read(j, "host", v.host);
+  Read(j, "verbs", v.verbs);
+  Read(j, "rdma_sysfs_present", v.rdma_sysfs_present);
+  Read(j, "rdma_devices", v.rdma_devices);
+  Read(j, "netdevs", v.netdevs);
+  Read(j, "gpus", v.gpus);
+  Read(j, "nvswitches", v.nvswitches);
+  Read(j, "nics", v.nics);
+  Read(j, "numa_nodes", v.numa_nodes);
+  Read(j, "topology", v.topology);
+  Read(j, "warnings", v.warnings);
 }
 
 std::optional<Inventory> ParseInventoryJson(std::string_view text, std::string* error) {

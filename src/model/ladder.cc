@@ -1,63 +1,19 @@
 #include "fabcheck/model/ladder.h"
 
+#include "fabcheck/model/json_fields.h"
+
 #include <array>
 #include <utility>
 
 namespace fabcheck::model {
 namespace {
 
-// Absent and null both read as "unknown": optionals are written as null so a
-// reader sees the field exists, and older manifests (fewer keys) still load.
-template <typename T>
-void PutOptional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-// nlohmann's what() starts with "[json.exception.type_error.302] ".
-std::string Message(const nlohmann::json::exception& e) {
-  std::string what = e.what();
-  auto close = what.find("] ");
-  if (what.rfind("[json.exception", 0) == 0 && close != std::string::npos) what.erase(0, close + 2);
-  return what;
-}
-
-// Reads an optional key; a value of the wrong type is an error that names the
-// key, so a damaged manifest says where it is damaged.
-template <typename T>
-void Get(const nlohmann::json& j, const char* key, T& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  try {
-    out = it->get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw nlohmann::json::other_error::create(501, std::string(key) + ": " + Message(e), &j);
-  }
-}
-template <typename T>
-void GetOptional(const nlohmann::json& j, const char* key, std::optional<T>& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    out.reset();
-    return;
-  }
-  T value{};
-  Get(j, key, value);
-  out = std::move(value);
-}
-// A key a document of this type cannot do without.
-template <typename T>
-void Require(const nlohmann::json& j, const char* key, T& out) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw nlohmann::json::other_error::create(501, std::string("missing '") + key + "'", &j);
-  }
-  Get(j, key, out);
-}
-
-void RequireObject(const nlohmann::json& j, const char* what) {
-  if (!j.is_object()) {
-    throw nlohmann::json::type_error::create(302, std::string(what) + " must be an object, not " + j.type_name(), &j);
-  }
-}
+using json_fields::ExceptionMessage;
+using json_fields::PutNullable;
+using json_fields::Read;
+using json_fields::ReadOptional;
+using json_fields::Require;
+using json_fields::RequireObject;
 
 constexpr std::array<std::pair<RungVerdict, std::string_view>, 4> kVerdictNames{{
     {RungVerdict::kPass, "pass"},
@@ -110,19 +66,19 @@ void to_json(nlohmann::json& j, const LadderMember& v) {
 void from_json(const nlohmann::json& j, LadderMember& v) {
   RequireObject(j, "a member");
   Require(j, "id", v.id);
-  Get(j, "name", v.name);
-  Get(j, "control", v.control);
-  Get(j, "data_addresses", v.data_addresses);
-  Get(j, "node_type", v.node_type);
-  Get(j, "reachable", v.reachable);
-  Get(j, "error", v.error);
-  Get(j, "dropped_at", v.dropped_at);
-  Get(j, "dropped_reason", v.dropped_reason);
-  Get(j, "inventory_file", v.inventory_file);
-  Get(j, "doctor_file", v.doctor_file);
-  Get(j, "snapshot_file", v.snapshot_file);
-  Get(j, "rack", v.rack);
-  Get(j, "leaf", v.leaf);
+  Read(j, "name", v.name);
+  Read(j, "control", v.control);
+  Read(j, "data_addresses", v.data_addresses);
+  Read(j, "node_type", v.node_type);
+  Read(j, "reachable", v.reachable);
+  Read(j, "error", v.error);
+  Read(j, "dropped_at", v.dropped_at);
+  Read(j, "dropped_reason", v.dropped_reason);
+  Read(j, "inventory_file", v.inventory_file);
+  Read(j, "doctor_file", v.doctor_file);
+  Read(j, "snapshot_file", v.snapshot_file);
+  Read(j, "rack", v.rack);
+  Read(j, "leaf", v.leaf);
 }
 
 void to_json(nlohmann::json& j, const CounterDelta& v) {
@@ -132,12 +88,12 @@ void to_json(nlohmann::json& j, const CounterDelta& v) {
 void from_json(const nlohmann::json& j, CounterDelta& v) {
   RequireObject(j, "a counter delta");
   Require(j, "member", v.member);
-  Get(j, "object", v.object);
+  Read(j, "object", v.object);
   Require(j, "counter", v.counter);
-  Get(j, "before", v.before);
-  Get(j, "after", v.after);
-  Get(j, "delta", v.delta);
-  Get(j, "interval_s", v.interval_s);
+  Read(j, "before", v.before);
+  Read(j, "after", v.after);
+  Read(j, "delta", v.delta);
+  Read(j, "interval_s", v.interval_s);
 }
 
 void to_json(nlohmann::json& j, const CounterSample& v) {
@@ -145,11 +101,11 @@ void to_json(nlohmann::json& j, const CounterSample& v) {
 }
 void from_json(const nlohmann::json& j, CounterSample& v) {
   RequireObject(j, "a counter sample");
-  Get(j, "member", v.member);
-  Get(j, "rung", v.rung);
-  Get(j, "phase", v.phase);
-  Get(j, "time_unix", v.time_unix);
-  Get(j, "values", v.values);
+  Read(j, "member", v.member);
+  Read(j, "rung", v.rung);
+  Read(j, "phase", v.phase);
+  Read(j, "time_unix", v.time_unix);
+  Read(j, "values", v.values);
 }
 
 void to_json(nlohmann::json& j, const ConsistencyCheck& v) {
@@ -159,17 +115,17 @@ void to_json(nlohmann::json& j, const ConsistencyCheck& v) {
 void from_json(const nlohmann::json& j, ConsistencyCheck& v) {
   RequireObject(j, "a consistency check");
   Require(j, "setting", v.setting);
-  Get(j, "majority", v.majority);
-  Get(j, "values", v.values);
-  Get(j, "outliers", v.outliers);
-  Get(j, "verdict", v.verdict);
+  Read(j, "majority", v.majority);
+  Read(j, "values", v.values);
+  Read(j, "outliers", v.outliers);
+  Read(j, "verdict", v.verdict);
 }
 
 void to_json(nlohmann::json& j, const SizePoint& v) { j = {{"bytes", v.bytes}, {"bw_gbps", v.bw_gbps}}; }
 void from_json(const nlohmann::json& j, SizePoint& v) {
   RequireObject(j, "a size point");
   Require(j, "bytes", v.bytes);
-  Get(j, "bw_gbps", v.bw_gbps);
+  Read(j, "bw_gbps", v.bw_gbps);
 }
 
 void to_json(nlohmann::json& j, const PairTest& v) {
@@ -188,34 +144,34 @@ void to_json(nlohmann::json& j, const PairTest& v) {
        {"verdict", v.verdict},
        {"reason", v.reason},
        {"evidence_file", v.evidence_file}};
-  PutOptional(j, "path_mtu", v.path_mtu);
-  PutOptional(j, "bw_gbps", v.bw_gbps);
-  PutOptional(j, "expected_gbps", v.expected_gbps);
-  PutOptional(j, "lat_p50_us", v.lat_p50_us);
-  PutOptional(j, "lat_p99_us", v.lat_p99_us);
+  PutNullable(j, "path_mtu", v.path_mtu);
+  PutNullable(j, "bw_gbps", v.bw_gbps);
+  PutNullable(j, "expected_gbps", v.expected_gbps);
+  PutNullable(j, "lat_p50_us", v.lat_p50_us);
+  PutNullable(j, "lat_p99_us", v.lat_p99_us);
 }
 void from_json(const nlohmann::json& j, PairTest& v) {
   RequireObject(j, "a pair");
   Require(j, "a", v.a);
   Require(j, "b", v.b);
-  Get(j, "rail", v.rail);
-  Get(j, "transport", v.transport);
-  Get(j, "rdma", v.rdma);
-  Get(j, "device_a", v.device_a);
-  Get(j, "device_b", v.device_b);
-  Get(j, "gid_a", v.gid_a);
-  Get(j, "gid_b", v.gid_b);
-  GetOptional(j, "path_mtu", v.path_mtu);
-  Get(j, "local_mtu", v.local_mtu);
-  GetOptional(j, "bw_gbps", v.bw_gbps);
-  GetOptional(j, "expected_gbps", v.expected_gbps);
-  Get(j, "expected_basis", v.expected_basis);
-  GetOptional(j, "lat_p50_us", v.lat_p50_us);
-  GetOptional(j, "lat_p99_us", v.lat_p99_us);
-  Get(j, "sweep", v.sweep);
-  Get(j, "verdict", v.verdict);
-  Get(j, "reason", v.reason);
-  Get(j, "evidence_file", v.evidence_file);
+  Read(j, "rail", v.rail);
+  Read(j, "transport", v.transport);
+  Read(j, "rdma", v.rdma);
+  Read(j, "device_a", v.device_a);
+  Read(j, "device_b", v.device_b);
+  Read(j, "gid_a", v.gid_a);
+  Read(j, "gid_b", v.gid_b);
+  ReadOptional(j, "path_mtu", v.path_mtu);
+  Read(j, "local_mtu", v.local_mtu);
+  ReadOptional(j, "bw_gbps", v.bw_gbps);
+  ReadOptional(j, "expected_gbps", v.expected_gbps);
+  Read(j, "expected_basis", v.expected_basis);
+  ReadOptional(j, "lat_p50_us", v.lat_p50_us);
+  ReadOptional(j, "lat_p99_us", v.lat_p99_us);
+  Read(j, "sweep", v.sweep);
+  Read(j, "verdict", v.verdict);
+  Read(j, "reason", v.reason);
+  Read(j, "evidence_file", v.evidence_file);
 }
 
 void to_json(nlohmann::json& j, const CollectiveCheck& v) {
@@ -228,20 +184,20 @@ void to_json(nlohmann::json& j, const CollectiveCheck& v) {
        {"verdict", v.verdict},
        {"reason", v.reason},
        {"members", v.members}};
-  PutOptional(j, "expected_gbps", v.expected_gbps);
+  PutNullable(j, "expected_gbps", v.expected_gbps);
 }
 void from_json(const nlohmann::json& j, CollectiveCheck& v) {
   RequireObject(j, "a collective");
   Require(j, "op", v.op);
-  Get(j, "max_bytes", v.max_bytes);
-  Get(j, "busbw_gbps", v.busbw_gbps);
-  GetOptional(j, "expected_gbps", v.expected_gbps);
-  Get(j, "expected_basis", v.expected_basis);
-  Get(j, "sweep", v.sweep);
-  Get(j, "wrong", v.wrong);
-  Get(j, "verdict", v.verdict);
-  Get(j, "reason", v.reason);
-  Get(j, "members", v.members);
+  Read(j, "max_bytes", v.max_bytes);
+  Read(j, "busbw_gbps", v.busbw_gbps);
+  ReadOptional(j, "expected_gbps", v.expected_gbps);
+  Read(j, "expected_basis", v.expected_basis);
+  Read(j, "sweep", v.sweep);
+  Read(j, "wrong", v.wrong);
+  Read(j, "verdict", v.verdict);
+  Read(j, "reason", v.reason);
+  Read(j, "members", v.members);
 }
 
 void to_json(nlohmann::json& j, const NcclTransportCheck& v) {
@@ -251,12 +207,12 @@ void to_json(nlohmann::json& j, const NcclTransportCheck& v) {
 void from_json(const nlohmann::json& j, NcclTransportCheck& v) {
   RequireObject(j, "an nccl check");
   Require(j, "member", v.member);
-  Get(j, "transports", v.transports);
-  Get(j, "hcas", v.hcas);
-  Get(j, "interface", v.interface);
-  Get(j, "gpudirect", v.gpudirect);
-  Get(j, "verdict", v.verdict);
-  Get(j, "reason", v.reason);
+  Read(j, "transports", v.transports);
+  Read(j, "hcas", v.hcas);
+  Read(j, "interface", v.interface);
+  Read(j, "gpudirect", v.gpudirect);
+  Read(j, "verdict", v.verdict);
+  Read(j, "reason", v.reason);
 }
 
 void to_json(nlohmann::json& j, const RungResult& v) {
@@ -280,21 +236,21 @@ void to_json(nlohmann::json& j, const RungResult& v) {
 void from_json(const nlohmann::json& j, RungResult& v) {
   RequireObject(j, "a rung");
   Require(j, "id", v.id);
-  Get(j, "title", v.title);
+  Read(j, "title", v.title);
   Require(j, "verdict", v.verdict);
-  Get(j, "reason", v.reason);
+  Read(j, "reason", v.reason);
   v.parameters = j.contains("parameters") ? j.at("parameters") : nlohmann::json::object();
-  Get(j, "start_unix", v.start_unix);
-  Get(j, "end_unix", v.end_unix);
-  Get(j, "members", v.members);
-  Get(j, "members_passed", v.members_passed);
-  Get(j, "findings", v.findings);
-  Get(j, "consistency", v.consistency);
-  Get(j, "pairs", v.pairs);
-  Get(j, "collectives", v.collectives);
-  Get(j, "nccl", v.nccl);
-  Get(j, "counter_deltas", v.counter_deltas);
-  Get(j, "evidence_files", v.evidence_files);
+  Read(j, "start_unix", v.start_unix);
+  Read(j, "end_unix", v.end_unix);
+  Read(j, "members", v.members);
+  Read(j, "members_passed", v.members_passed);
+  Read(j, "findings", v.findings);
+  Read(j, "consistency", v.consistency);
+  Read(j, "pairs", v.pairs);
+  Read(j, "collectives", v.collectives);
+  Read(j, "nccl", v.nccl);
+  Read(j, "counter_deltas", v.counter_deltas);
+  Read(j, "evidence_files", v.evidence_files);
 }
 
 void to_json(nlohmann::json& j, const LadderVerdict& v) {
@@ -307,10 +263,10 @@ void to_json(nlohmann::json& j, const LadderVerdict& v) {
 void from_json(const nlohmann::json& j, LadderVerdict& v) {
   RequireObject(j, "the verdict");
   Require(j, "go", v.go);
-  Get(j, "first_failing_rung", v.first_failing_rung);
-  Get(j, "not_run", v.not_run);
-  Get(j, "summary", v.summary);
-  Get(j, "exit_code", v.exit_code);
+  Read(j, "first_failing_rung", v.first_failing_rung);
+  Read(j, "not_run", v.not_run);
+  Read(j, "summary", v.summary);
+  Read(j, "exit_code", v.exit_code);
 }
 
 void to_json(nlohmann::json& j, const LadderManifest& v) {
@@ -329,15 +285,15 @@ void to_json(nlohmann::json& j, const LadderManifest& v) {
 void from_json(const nlohmann::json& j, LadderManifest& v) {
   RequireObject(j, "the manifest");
   Require(j, "schema", v.schema);
-  Get(j, "fabcheck_version", v.fabcheck_version);
-  Get(j, "created_at", v.created_at);
-  Get(j, "coordinator", v.coordinator);
+  Read(j, "fabcheck_version", v.fabcheck_version);
+  Read(j, "created_at", v.created_at);
+  Read(j, "coordinator", v.coordinator);
   v.parameters = j.contains("parameters") ? j.at("parameters") : nlohmann::json::object();
-  Get(j, "start_unix", v.start_unix);
-  Get(j, "end_unix", v.end_unix);
-  Get(j, "interrupted", v.interrupted);
-  Get(j, "members", v.members);
-  Get(j, "rungs", v.rungs);
+  Read(j, "start_unix", v.start_unix);
+  Read(j, "end_unix", v.end_unix);
+  Read(j, "interrupted", v.interrupted);
+  Read(j, "members", v.members);
+  Read(j, "rungs", v.rungs);
   Require(j, "verdict", v.verdict);
 }
 
@@ -360,7 +316,7 @@ std::optional<LadderManifest> ParseLadderManifest(std::string_view text, std::st
   try {
     return j.get<LadderManifest>();
   } catch (const nlohmann::json::exception& e) {
-    return fail("manifest.json is malformed at " + Message(e));
+    return fail("manifest.json is malformed at " + ExceptionMessage(e));
   }
 }
 

@@ -1,30 +1,15 @@
 #include "fabcheck/model/perf.h"
 
+#include "fabcheck/model/json_fields.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace fabcheck::model {
 
-namespace {
-
-// Reads an optional key: absent or null leaves `out` untouched, so older
-// documents (fewer keys) still load.
-template <typename T>
-void Get(const nlohmann::json& j, const char* key, T& out) {
-  auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) out = it->get<T>();
-}
-template <typename T>
-void GetOptional(const nlohmann::json& j, const char* key, std::optional<T>& out) {
-  auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) out = it->get<T>();
-}
-template <typename T>
-void PutOptional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
-
-}  // namespace
+using json_fields::PutIfSet;
+using json_fields::Read;
+using json_fields::ReadOptional;
 
 std::string_view PerfTestName(PerfTest test) { return test == PerfTest::kBw ? "bw" : "lat"; }
 
@@ -134,13 +119,13 @@ void to_json(nlohmann::json& j, const BwFigures& v) {
        {"bytes", v.bytes},       {"messages", v.messages},   {"elapsed_s", v.elapsed_s}};
 }
 void from_json(const nlohmann::json& j, BwFigures& v) {
-  Get(j, "avg_gbps", v.avg_gbps);
-  Get(j, "peak_gbps", v.peak_gbps);
-  Get(j, "avg_mibps", v.avg_mibps);
-  Get(j, "mpps", v.mpps);
-  Get(j, "bytes", v.bytes);
-  Get(j, "messages", v.messages);
-  Get(j, "elapsed_s", v.elapsed_s);
+  Read(j, "avg_gbps", v.avg_gbps);
+  Read(j, "peak_gbps", v.peak_gbps);
+  Read(j, "avg_mibps", v.avg_mibps);
+  Read(j, "mpps", v.mpps);
+  Read(j, "bytes", v.bytes);
+  Read(j, "messages", v.messages);
+  Read(j, "elapsed_s", v.elapsed_s);
 }
 
 void to_json(nlohmann::json& j, const LatencyFigures& v) {
@@ -150,44 +135,44 @@ void to_json(nlohmann::json& j, const LatencyFigures& v) {
        {"half_round_trip", v.half_round_trip}};
 }
 void from_json(const nlohmann::json& j, LatencyFigures& v) {
-  Get(j, "samples", v.samples);
-  Get(j, "min_us", v.min_us);
-  Get(j, "median_us", v.median_us);
-  Get(j, "avg_us", v.avg_us);
-  Get(j, "p90_us", v.p90_us);
-  Get(j, "p99_us", v.p99_us);
-  Get(j, "p999_us", v.p999_us);
-  Get(j, "max_us", v.max_us);
-  Get(j, "stdev_us", v.stdev_us);
-  Get(j, "half_round_trip", v.half_round_trip);
+  Read(j, "samples", v.samples);
+  Read(j, "min_us", v.min_us);
+  Read(j, "median_us", v.median_us);
+  Read(j, "avg_us", v.avg_us);
+  Read(j, "p90_us", v.p90_us);
+  Read(j, "p99_us", v.p99_us);
+  Read(j, "p999_us", v.p999_us);
+  Read(j, "max_us", v.max_us);
+  Read(j, "stdev_us", v.stdev_us);
+  Read(j, "half_round_trip", v.half_round_trip);
 }
 
 void to_json(nlohmann::json& j, const PerfSizeResult& v) {
   j = {{"bytes", v.bytes}, {"iterations", v.iterations}, {"validate_errors", v.validate_errors}};
-  PutOptional(j, "bw", v.bw);
-  PutOptional(j, "bw_tx", v.bw_tx);
-  PutOptional(j, "bw_rx", v.bw_rx);
-  PutOptional(j, "lat", v.lat);
+  PutIfSet(j, "bw", v.bw);
+  PutIfSet(j, "bw_tx", v.bw_tx);
+  PutIfSet(j, "bw_rx", v.bw_rx);
+  PutIfSet(j, "lat", v.lat);
   if (!v.error.empty()) j["error"] = v.error;
 }
 void from_json(const nlohmann::json& j, PerfSizeResult& v) {
-  Get(j, "bytes", v.bytes);
-  Get(j, "iterations", v.iterations);
-  Get(j, "validate_errors", v.validate_errors);
-  GetOptional(j, "bw", v.bw);
-  GetOptional(j, "bw_tx", v.bw_tx);
-  GetOptional(j, "bw_rx", v.bw_rx);
-  GetOptional(j, "lat", v.lat);
-  Get(j, "error", v.error);
+  Read(j, "bytes", v.bytes);
+  Read(j, "iterations", v.iterations);
+  Read(j, "validate_errors", v.validate_errors);
+  ReadOptional(j, "bw", v.bw);
+  ReadOptional(j, "bw_tx", v.bw_tx);
+  ReadOptional(j, "bw_rx", v.bw_rx);
+  ReadOptional(j, "lat", v.lat);
+  Read(j, "error", v.error);
 }
 
 void to_json(nlohmann::json& j, const CpuUse& v) {
   j = {{"percent", v.percent}, {"user_s", v.user_s}, {"system_s", v.system_s}};
 }
 void from_json(const nlohmann::json& j, CpuUse& v) {
-  Get(j, "percent", v.percent);
-  Get(j, "user_s", v.user_s);
-  Get(j, "system_s", v.system_s);
+  Read(j, "percent", v.percent);
+  Read(j, "user_s", v.user_s);
+  Read(j, "system_s", v.system_s);
 }
 
 void to_json(nlohmann::json& j, const PerfEndpoint& v) {
@@ -212,25 +197,25 @@ void to_json(nlohmann::json& j, const PerfEndpoint& v) {
   j["numa_node"] = v.numa_node ? nlohmann::json(*v.numa_node) : nlohmann::json(nullptr);
 }
 void from_json(const nlohmann::json& j, PerfEndpoint& v) {
-  Get(j, "role", v.role);
-  Get(j, "host", v.host);
-  Get(j, "fabcheck_version", v.fabcheck_version);
-  Get(j, "device", v.device);
-  Get(j, "port", v.port);
-  GetOptional(j, "gid_index", v.gid_index);
-  Get(j, "gid_type", v.gid_type);
-  Get(j, "gid", v.gid);
-  Get(j, "link_layer", v.link_layer);
-  Get(j, "mtu", v.mtu);
-  Get(j, "memory", v.memory);
-  Get(j, "registration", v.registration);
-  Get(j, "gpudirect", v.gpudirect);
-  GetOptional(j, "numa_node", v.numa_node);
-  Get(j, "numa_policy", v.numa_policy);
-  Get(j, "cpus", v.cpus);
-  Get(j, "cpu", v.cpu);
-  Get(j, "zerocopy", v.zerocopy);
-  Get(j, "notes", v.notes);
+  Read(j, "role", v.role);
+  Read(j, "host", v.host);
+  Read(j, "fabcheck_version", v.fabcheck_version);
+  Read(j, "device", v.device);
+  Read(j, "port", v.port);
+  ReadOptional(j, "gid_index", v.gid_index);
+  Read(j, "gid_type", v.gid_type);
+  Read(j, "gid", v.gid);
+  Read(j, "link_layer", v.link_layer);
+  Read(j, "mtu", v.mtu);
+  Read(j, "memory", v.memory);
+  Read(j, "registration", v.registration);
+  Read(j, "gpudirect", v.gpudirect);
+  ReadOptional(j, "numa_node", v.numa_node);
+  Read(j, "numa_policy", v.numa_policy);
+  Read(j, "cpus", v.cpus);
+  Read(j, "cpu", v.cpu);
+  Read(j, "zerocopy", v.zerocopy);
+  Read(j, "notes", v.notes);
 }
 
 void to_json(nlohmann::json& j, const PerfSettings& v) {
@@ -243,22 +228,22 @@ void to_json(nlohmann::json& j, const PerfSettings& v) {
   j["sl"] = v.sl ? nlohmann::json(*v.sl) : nlohmann::json(nullptr);
 }
 void from_json(const nlohmann::json& j, PerfSettings& v) {
-  Get(j, "transport", v.transport);
-  Get(j, "test", v.test);
-  Get(j, "op", v.op);
-  Get(j, "bidir", v.bidir);
-  Get(j, "sizes", v.sizes);
-  Get(j, "iters", v.iters);
-  Get(j, "duration_s", v.duration_s);
-  Get(j, "warmup", v.warmup);
-  Get(j, "streams", v.streams);
-  Get(j, "tx_depth", v.tx_depth);
-  Get(j, "inline_size", v.inline_size);
-  Get(j, "mtu", v.mtu);
-  GetOptional(j, "tclass", v.tclass);
-  GetOptional(j, "sl", v.sl);
-  Get(j, "validate", v.validate);
-  Get(j, "use_cm", v.use_cm);
+  Read(j, "transport", v.transport);
+  Read(j, "test", v.test);
+  Read(j, "op", v.op);
+  Read(j, "bidir", v.bidir);
+  Read(j, "sizes", v.sizes);
+  Read(j, "iters", v.iters);
+  Read(j, "duration_s", v.duration_s);
+  Read(j, "warmup", v.warmup);
+  Read(j, "streams", v.streams);
+  Read(j, "tx_depth", v.tx_depth);
+  Read(j, "inline_size", v.inline_size);
+  Read(j, "mtu", v.mtu);
+  ReadOptional(j, "tclass", v.tclass);
+  ReadOptional(j, "sl", v.sl);
+  Read(j, "validate", v.validate);
+  Read(j, "use_cm", v.use_cm);
 }
 
 void to_json(nlohmann::json& j, const PerfResult& v) {
@@ -274,15 +259,15 @@ void to_json(nlohmann::json& j, const PerfResult& v) {
   if (!v.error.empty()) j["error"] = v.error;
 }
 void from_json(const nlohmann::json& j, PerfResult& v) {
-  Get(j, "schema", v.schema);
-  Get(j, "protocol_version", v.protocol_version);
-  Get(j, "started_at", v.started_at);
-  Get(j, "server", v.server);
-  Get(j, "settings", v.settings);
-  Get(j, "client", v.client);
-  Get(j, "server_endpoint", v.server_side);
-  Get(j, "results", v.results);
-  Get(j, "error", v.error);
+  Read(j, "schema", v.schema);
+  Read(j, "protocol_version", v.protocol_version);
+  Read(j, "started_at", v.started_at);
+  Read(j, "server", v.server);
+  Read(j, "settings", v.settings);
+  Read(j, "client", v.client);
+  Read(j, "server_endpoint", v.server_side);
+  Read(j, "results", v.results);
+  Read(j, "error", v.error);
 }
 
 }  // namespace fabcheck::model

@@ -1,19 +1,14 @@
 #include "fabcheck/model/sweep.h"
 
+#include "fabcheck/model/json_fields.h"
+
 #include <algorithm>
 
 namespace fabcheck::model {
 namespace {
 
-template <typename T>
-void PutOptional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-template <typename T>
-std::optional<T> GetOptional(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
-}
+using fabcheck::model::json_fields::Optional;
+using fabcheck::model::json_fields::PutNullable;
 
 constexpr std::pair<CulpritKind, std::string_view> kKindNames[] = {
     {CulpritKind::kSlowNode, "slow-node"},
@@ -111,10 +106,10 @@ void from_json(const nlohmann::json& j, SweepMember& m) {
 void to_json(nlohmann::json& j, const SweepPairResult& p) {
   j = {{"a", p.a}, {"b", p.b}, {"rail", p.rail}, {"round", p.round}, {"local_mtu", p.local_mtu},
        {"transport", p.transport}};
-  PutOptional(j, "bw_gbps", p.bw_gbps);
-  PutOptional(j, "lat_median_us", p.lat_median_us);
-  PutOptional(j, "lat_p99_us", p.lat_p99_us);
-  PutOptional(j, "path_mtu", p.path_mtu);
+  PutNullable(j, "bw_gbps", p.bw_gbps);
+  PutNullable(j, "lat_median_us", p.lat_median_us);
+  PutNullable(j, "lat_p99_us", p.lat_p99_us);
+  PutNullable(j, "path_mtu", p.path_mtu);
   if (!p.error.empty()) j["error"] = p.error;
 }
 void from_json(const nlohmann::json& j, SweepPairResult& p) {
@@ -124,10 +119,10 @@ void from_json(const nlohmann::json& j, SweepPairResult& p) {
   p.round = j.value("round", 0);
   p.local_mtu = j.value("local_mtu", 0);
   p.transport = j.value("transport", "");
-  p.bw_gbps = GetOptional<double>(j, "bw_gbps");
-  p.lat_median_us = GetOptional<double>(j, "lat_median_us");
-  p.lat_p99_us = GetOptional<double>(j, "lat_p99_us");
-  p.path_mtu = GetOptional<int>(j, "path_mtu");
+  p.bw_gbps = Optional<double>(j, "bw_gbps");
+  p.lat_median_us = Optional<double>(j, "lat_median_us");
+  p.lat_p99_us = Optional<double>(j, "lat_p99_us");
+  p.path_mtu = Optional<int>(j, "path_mtu");
   p.error = j.value("error", "");
 }
 

@@ -48,8 +48,9 @@ struct DoctorReport {
 // Counts by severity, first failing rung (by `rung_order`), exit code.
 DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<std::string>& rung_order);
 
-void to_json(nlohmann::json& j, const DoctorSummary& v);
-void from_json(const nlohmann::json& j, DoctorSummary& v);
+// A plain struct: every key always present (json_fields.h).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DoctorSummary, pass, info, unknown, warn, fail, first_failing_rung,
+                                                exit_code)
 void to_json(nlohmann::json& j, const DoctorReport& v);
 void from_json(const nlohmann::json& j, DoctorReport& v);
 
