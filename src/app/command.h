@@ -37,4 +37,9 @@ struct CommandSpec {
 bool RegisterCommand(const CommandSpec& spec);
 const std::vector<CommandSpec>& RegisteredCommands();
 
+// The command line fabcheck was started with (argv[0] first), for a command
+// that starts copies of itself (coll --nprocs).
+const std::vector<std::string>& CommandLine();
+void SetCommandLine(int argc, char** argv);
+
 }  // namespace fabcheck::app

@@ -7,6 +7,8 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "app/command.h"
 #include "base/exit_codes.h"
@@ -27,10 +29,74 @@ bool RegisterCommand(const CommandSpec& spec) {
 
 const std::vector<CommandSpec>& RegisteredCommands() { return MutableRegistry(); }
 
+namespace {
+std::vector<std::string>& MutableCommandLine() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+}  // namespace
+
+const std::vector<std::string>& CommandLine() { return MutableCommandLine(); }
+void SetCommandLine(int argc, char** argv) { MutableCommandLine().assign(argv, argv + argc); }
+
 }  // namespace fabcheck::app
+
+namespace {
+
+// Levenshtein distance, for "did you mean" on a mistyped command.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// CLI11 says only "A subcommand is required" for `fabcheck --bogus` and
+// `fabcheck bogus`: say what was wrong and what exists instead.
+bool ExplainMissingCommand(int argc, char** argv, const std::vector<std::string>& commands) {
+  std::string names;
+  for (const auto& c : commands) names += (names.empty() ? "" : ", ") + c;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--log-level") {
+      ++i;  // its value
+      continue;
+    }
+    if (arg.rfind("--log-level=", 0) == 0) continue;
+    if (!arg.empty() && arg[0] == '-') {
+      std::cerr << "fabcheck: unknown option '" << arg << "' before the command (fabcheck's own options are "
+                << "--log-level, --version and --help; a command's options go after it, e.g. "
+                << "'fabcheck inventory --json')\ncommands: " << names << "\n";
+      return true;
+    }
+    std::string best;
+    size_t best_distance = 3;  // suggest only close names
+    for (const auto& c : commands) {
+      size_t d = EditDistance(arg, c);
+      if (d < best_distance) best_distance = d, best = c;
+    }
+    std::cerr << "fabcheck: unknown command '" << arg << "'"
+              << (best.empty() ? std::string() : " (did you mean '" + best + "'?)") << "\ncommands: " << names
+              << "\nRun 'fabcheck --help' for what each does.\n";
+    return true;
+  }
+  std::cerr << "fabcheck: no command given\ncommands: " << names << "\nRun 'fabcheck --help' for what each does.\n";
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace fabcheck;
+  app::SetCommandLine(argc, argv);
   CLI::App root(
       "fabcheck verifies and troubleshoots the RDMA network path of GPU clusters\n"
       "(InfiniBand or RoCE, bare metal or Kubernetes), from the NIC up to NCCL.\n"
@@ -61,6 +127,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return root.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (root.get_subcommands().empty()) {
+      std::vector<std::string> names;
+      for (const auto& spec : specs) names.push_back(spec.name);
+      ExplainMissingCommand(argc, argv, names);
+      return kExitUsage;
+    }
     root.exit(e);
     return kExitUsage;
   }

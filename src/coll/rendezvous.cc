@@ -19,26 +19,6 @@
 namespace fabcheck::coll {
 namespace {
 
-struct EnvNames {
-  const char* rank;
-  const char* size;
-  const char* local;
-};
-constexpr EnvNames kEnvSets[] = {
-    {"FABCHECK_RANK", "FABCHECK_WORLD_SIZE", "FABCHECK_LOCAL_RANK"},
-    {"RANK", "WORLD_SIZE", "LOCAL_RANK"},  // torchrun
-};
-
-Result<int> EnvInt(const char* name, int fallback) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return fallback;
-  auto parsed = ParseInt(value);
-  if (!parsed || *parsed < 0 || *parsed > 1'000'000) {
-    return InvalidArgumentError(fmt::format("{}={} is not a rank number (unset it, or fix the launcher)", name, value));
-  }
-  return static_cast<int>(*parsed);
-}
-
 std::string ResultPath(const std::string& path, int rank) { return fmt::format("{}.rank{}.json", path, rank); }
 
 // Write then rename, so a reader never sees half a file.
@@ -58,9 +38,9 @@ Status WriteAtomically(const std::string& path, std::string_view data) {
   return Status::Ok();
 }
 
-class FileRendezvous : public Rendezvous {
+class FileRankExchange : public RankExchange {
  public:
-  FileRendezvous(std::string path, const RendezvousConfig& config) : path_(std::move(path)), config_(config) {}
+  FileRankExchange(std::string path, const RankExchangeConfig& config) : path_(std::move(path)), config_(config) {}
 
   Result<Meeting> Exchange(int rank, const std::string&, const dl::ncclUniqueId& id) override {
     Meeting meeting;
@@ -128,42 +108,14 @@ class FileRendezvous : public Rendezvous {
 
  private:
   std::string path_;
-  RendezvousConfig config_;
+  RankExchangeConfig config_;
 };
 
 }  // namespace
 
-Result<RankEnv> RankFromEnvironment() {
-  for (const auto& names : kEnvSets) {
-    if (std::getenv(names.rank) == nullptr || std::getenv(names.size) == nullptr) continue;
-    RankEnv env;
-    ASSIGN_OR_RETURN(env.rank, EnvInt(names.rank, 0));
-    ASSIGN_OR_RETURN(env.world_size, EnvInt(names.size, 1));
-    ASSIGN_OR_RETURN(env.local_rank, EnvInt(names.local, env.rank));
-    if (env.world_size < 1 || env.rank >= env.world_size) {
-      return InvalidArgumentError(fmt::format("{}={} is not below {}={} (fix the launcher's rank variables)",
-                                              names.rank, env.rank, names.size, env.world_size));
-    }
-    env.source = names.rank;
-    return env;
-  }
-  return RankEnv{};
-}
-
-std::optional<int> LocalRankFromEnvironment() {
-  for (const char* name : {"FABCHECK_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
-                           "LOCAL_RANK"}) {
-    const char* value = std::getenv(name);
-    if (value == nullptr || *value == '\0') continue;
-    auto parsed = ParseInt(value);
-    if (parsed && *parsed >= 0 && *parsed < 4096) return static_cast<int>(*parsed);
-  }
-  return std::nullopt;
-}
-
-Result<std::unique_ptr<Rendezvous>> MakeRendezvous(const std::string& spec, const RendezvousConfig& config) {
+Result<std::unique_ptr<RankExchange>> MakeRankExchange(const std::string& spec, const RankExchangeConfig& config) {
   if (StartsWith(spec, "file:") && spec.size() > 5) {
-    return std::unique_ptr<Rendezvous>(new FileRendezvous(spec.substr(5), config));
+    return std::unique_ptr<RankExchange>(new FileRankExchange(spec.substr(5), config));
   }
   for (const char* scheme : {"tcp:", "join:"}) {
     if (!StartsWith(spec, scheme)) continue;
@@ -171,8 +123,8 @@ Result<std::unique_ptr<Rendezvous>> MakeRendezvous(const std::string& spec, cons
                                      kDefaultRendezvousPort);
     if (!hp.ok()) return InvalidArgumentError(fmt::format("--rendezvous {}: {}", spec, hp.status().message()));
     bool serve = std::string_view(scheme) == "tcp:" && config.rank == 0;
-    ASSIGN_OR_RETURN(auto tcp, TcpRendezvous::Create(hp->host, hp->port, config, serve));
-    return std::unique_ptr<Rendezvous>(std::move(tcp));
+    ASSIGN_OR_RETURN(auto tcp, TcpRankExchange::Create(hp->host, hp->port, config, serve));
+    return std::unique_ptr<RankExchange>(std::move(tcp));
   }
   return InvalidArgumentError(fmt::format(
       "unknown --rendezvous '{}' (use tcp:HOST:PORT with rank 0's address, or file:/shared/path/nccl-id that every "

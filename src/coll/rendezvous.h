@@ -1,8 +1,6 @@
 // How the ranks of one `fabcheck coll` run find each other. The rank and
-// world size come from the environment: fabcheck's own launcher
-// (FABCHECK_RANK) and torchrun here, mpirun/PMI/PMIx/Slurm/Indexed Job through
-// sweep's DetectSpmd (the app command wires both). Rank 0's NCCL unique id
-// reaches every rank through a Rendezvous, and every rank's outcome goes back
+// world size come from the launcher's environment (net/rank.h). Rank 0's NCCL unique id
+// reaches every rank through a RankExchange, and every rank's outcome goes back
 // to rank 0 through the same one, so rank 0's report lists all ranks.
 //
 //   file:/shared/path        rank 0 writes the id atomically, the others poll
@@ -23,23 +21,6 @@
 
 namespace fabcheck::coll {
 
-struct RankEnv {
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;
-  std::string source;  // "FABCHECK_RANK", "SLURM_PROCID/SLURM_NTASKS", ... ("" when not launched as ranks)
-};
-
-// fabcheck's own launcher (FABCHECK_RANK/FABCHECK_WORLD_SIZE/FABCHECK_LOCAL_RANK)
-// or torchrun (RANK/WORLD_SIZE/LOCAL_RANK); source empty when neither is set.
-// They come before the batch launchers: children of `srun ... coll --nprocs N`
-// inherit SLURM_PROCID. InvalidArgument when a variable is not a valid number.
-Result<RankEnv> RankFromEnvironment();
-
-// The local rank a launcher exports beside the rank (Open MPI, Slurm, MPICH,
-// torchrun), else nullopt: the TCP rendezvous then derives it from host names.
-std::optional<int> LocalRankFromEnvironment();
-
 // What a rank learns at the rendezvous.
 struct Meeting {
   dl::ncclUniqueId id{};
@@ -58,9 +39,9 @@ struct RankOutcome {
   std::string error;  // empty: the rank ran; else why not (or "never reported ...")
 };
 
-class Rendezvous {
+class RankExchange {
  public:
-  virtual ~Rendezvous() = default;
+  virtual ~RankExchange() = default;
   // Rank 0 publishes `id`; every rank (rank 0 too) waits, up to the timeout,
   // until all have arrived, and gets rank 0's id.
   virtual Result<Meeting> Exchange(int rank, const std::string& host, const dl::ncclUniqueId& id) = 0;
@@ -73,7 +54,7 @@ class Rendezvous {
   virtual std::string Describe() const = 0;
 };
 
-struct RendezvousConfig {
+struct RankExchangeConfig {
   int rank = 0;
   int world_size = 1;
   double timeout_seconds = 300;      // every wait
@@ -82,6 +63,6 @@ struct RendezvousConfig {
 
 // Parses the --rendezvous spec (see above); InvalidArgument for other
 // schemes. tcp: on rank 0 starts serving before returning.
-Result<std::unique_ptr<Rendezvous>> MakeRendezvous(const std::string& spec, const RendezvousConfig& config);
+Result<std::unique_ptr<RankExchange>> MakeRankExchange(const std::string& spec, const RankExchangeConfig& config);
 
 }  // namespace fabcheck::coll

@@ -260,9 +260,9 @@ Status InitRank(const dl::CudaApi& cuda, const dl::NcclApi& nccl, const RankSetu
                                 fmt::format("cudaSetDevice({}) for rank {} (local rank {})", r.device, r.rank,
                                             local_rank)));
   dl::ncclComm_t comm = nullptr;
-  RETURN_IF_ERROR(dl::NcclCheck(nccl, nccl.ncclCommInitRank(&comm, setup.env.world_size, meeting.id, r.rank),
+  RETURN_IF_ERROR(dl::NcclCheck(nccl, nccl.ncclCommInitRank(&comm, setup.env.size, meeting.id, r.rank),
                                 fmt::format("ncclCommInitRank (rank {} of {}, rendezvous {})", r.rank,
-                                            setup.env.world_size, setup.rendezvous->Describe())));
+                                            setup.env.size, setup.rendezvous->Describe())));
   r.comm = dl::NcclComm(&nccl, comm);
   ASSIGN_OR_RETURN(r.stream, dl::Stream::Create(cuda, r.device));
   session->ranks().push_back(std::move(r));
@@ -291,7 +291,7 @@ Status RunCollectives(const CollOptions& options, const RankSetup& setup, model:
       return InvalidArgumentError(fmt::format("GPU {} does not exist: CUDA sees {} (check --gpus and CUDA_VISIBLE_DEVICES)", d, device_count));
     }
   }
-  const int nranks = setup.single_process ? static_cast<int>(devices.size()) : setup.env.world_size;
+  const int nranks = setup.single_process ? static_cast<int>(devices.size()) : setup.env.size;
   if (nranks < 1) return UnavailableError("no GPU visible to CUDA (check nvidia-smi and CUDA_VISIBLE_DEVICES)");
   if (options.root >= nranks) return InvalidArgumentError(fmt::format("--root {} is not a rank (0..{})", options.root, nranks - 1));
 

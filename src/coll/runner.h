@@ -6,7 +6,7 @@
 //
 // Two shapes: one process driving every local GPU (ncclCommInitAll, group
 // calls), or one process per GPU (ncclCommInitRank with the unique id handed
-// over by a Rendezvous). Probes never print: the result is a CollReport.
+// over by a RankExchange). Probes never print: the result is a CollReport.
 #pragma once
 
 #include <memory>
@@ -18,6 +18,7 @@
 #include "coll/rendezvous.h"
 #include "dl/nccl.h"
 #include "fabcheck/model/coll.h"
+#include "net/rank.h"
 
 namespace fabcheck::coll {
 
@@ -36,8 +37,8 @@ struct CollOptions {
 // Where this process stands: one process for all local GPUs, or one rank.
 struct RankSetup {
   bool single_process = true;
-  RankEnv env;                       // process-per-GPU: this rank (local_rank -1: not known from the launcher)
-  Rendezvous* rendezvous = nullptr;  // process-per-GPU: how the NCCL id travels
+  net::LaunchRank env;               // process-per-GPU: this rank (local_rank -1: not known from the launcher)
+  RankExchange* rendezvous = nullptr;  // process-per-GPU: how the NCCL id travels
   std::string host;                  // process-per-GPU: this host's name, for the rendezvous
   int device = -1;                   // process-per-GPU: CUDA device (default: local rank)
 };

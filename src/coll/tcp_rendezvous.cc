@@ -9,6 +9,7 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "net/http_service.h"
 
 namespace fabcheck::coll {
 namespace {
@@ -116,14 +117,16 @@ Status RendezvousBoard::Join(std::string_view body, const std::string& peer) {
   auto size = IntField(j, "size");
   auto host = StringField(j, "host");
   if (*rank < 0 || *rank >= size_) {
-    return reject(fmt::format("rank {} ({}) is not below the world size {} of this rendezvous (check the "
-                              "launcher's rank variables)",
-                              *rank, peer, size_));
+    return reject(
+        fmt::format("rank {} ({}) is not below the world size {} of this rendezvous (check the "
+                    "launcher's rank variables)",
+                    *rank, peer, size_));
   }
   if (!size || *size != size_) {
-    return reject(fmt::format("rank {} ({}) was started for a world of {} ranks, but this rendezvous expects {} "
-                              "(start every rank with the same size)",
-                              *rank, peer, size ? std::to_string(*size) : "?", size_));
+    return reject(
+        fmt::format("rank {} ({}) was started for a world of {} ranks, but this rendezvous expects {} "
+                    "(start every rank with the same size)",
+                    *rank, peer, size ? std::to_string(*size) : "?", size_));
   }
   if (!host || host->empty() || host->size() > 255) {
     return reject(fmt::format("rank {} ({}) sent no valid \"host\"", *rank, peer));
@@ -158,9 +161,9 @@ Status RendezvousBoard::AddResult(std::string_view body, const std::string& peer
   }
   auto outcome = OutcomeFromJson(j);
   if (!outcome.ok() || outcome->rank < 0 || outcome->rank >= size_) {
-    std::string message = fmt::format("{} sent a bad result: {}", peer,
-                                      outcome.ok() ? fmt::format("rank {} is not below {}", outcome->rank, size_)
-                                                   : outcome.status().message());
+    std::string message = fmt::format(
+        "{} sent a bad result: {}", peer,
+        outcome.ok() ? fmt::format("rank {} is not below {}", outcome->rank, size_) : outcome.status().message());
     NoteProblem(message);
     return InvalidArgumentError(message);
   }
@@ -225,8 +228,8 @@ json RendezvousBoard::Results() const {
 }
 
 json OutcomeToJson(const RankOutcome& o) {
-  return {{"rank", o.rank},         {"host", o.host}, {"cuda_device", o.cuda_device},
-          {"pci_bus_id", o.pci_bus_id}, {"name", o.name}, {"error", o.error}};
+  return {{"rank", o.rank}, {"host", o.host},  {"cuda_device", o.cuda_device}, {"pci_bus_id", o.pci_bus_id},
+          {"name", o.name}, {"error", o.error}};
 }
 
 Result<RankOutcome> OutcomeFromJson(const json& j) {
@@ -250,11 +253,9 @@ Result<RankOutcome> OutcomeFromJson(const json& j) {
 // ---- the server ----
 
 struct RendezvousServer::Impl {
-  httplib::Server http;
-  std::thread thread;
+  std::unique_ptr<net::HttpService> http;
   mutable std::mutex mu;
   RendezvousBoard board;
-  std::optional<std::string> token;
   explicit Impl(int size) : board(size) {}
 };
 
@@ -264,27 +265,22 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::str
   std::unique_ptr<RendezvousServer> server(new RendezvousServer());
   server->impl_ = std::make_unique<Impl>(size);
   Impl* impl = server->impl_.get();
-  impl->token = std::move(token);
-  // A client that stalls mid-request, or floods it, is cut off; the board only
-  // ever needs a few hundred bytes per request.
-  impl->http.set_read_timeout(10, 0);
-  impl->http.set_payload_max_length(64 * 1024);
-  auto guarded = [impl](auto handler) {
-    return [impl, handler](const httplib::Request& req, httplib::Response& res) {
-      if (impl->token && req.get_header_value("Authorization") != "Bearer " + *impl->token) {
-        {
-          std::lock_guard lock(impl->mu);
-          impl->board.NoteProblem(fmt::format("{} sent a request without the right token", req.remote_addr));
-        }
-        res.status = 401;
-        res.set_content(ToJsonText(json{{"error", "missing or wrong token (give every rank the same --token-file)"}}),
-                        "application/json");
-        return;
-      }
-      std::lock_guard lock(impl->mu);
-      handler(req, res);
-    };
+  net::HttpServiceOptions service;
+  service.name = "coll rendezvous";
+  service.bind = bind;
+  service.port = port;
+  service.bind_hint = "port in use? another rank 0 or an earlier run still here? choose another --coordinator port";
+  service.token = std::move(token);
+  service.unauthorized_message = "missing or wrong token (give every rank the same --token-file)";
+  service.on_unauthorized = [impl](const std::string& remote_addr) {
+    std::lock_guard lock(impl->mu);
+    impl->board.NoteProblem(fmt::format("{} sent a request without the right token", remote_addr));
   };
+  // The board only ever needs a few hundred bytes per request; every rank
+  // polls it, so enough workers for a large world's bursts.
+  service.limits.max_body_bytes = 64 * 1024;
+  service.limits.workers = 8;
+  service.limits.max_connections = 4096;
   auto answer = [](httplib::Response& res, const Status& s) {
     if (s.ok()) {
       res.set_content(R"({"ok":true})", "application/json");
@@ -293,43 +289,38 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::str
     res.status = s.code() == StatusCode::kFailedPrecondition ? 409 : 400;
     res.set_content(ToJsonText(json{{"error", s.message()}}), "application/json");
   };
-  impl->http.Post("/v1/coll/join", guarded([impl, answer](const httplib::Request& req, httplib::Response& res) {
-    Status s = impl->board.Join(req.body, req.remote_addr);
-    if (!s.ok()) LOG_WARN("coll", "rendezvous: {}", s.message());
-    answer(res, s);
-  }));
-  impl->http.Post("/v1/coll/result", guarded([impl, answer](const httplib::Request& req, httplib::Response& res) {
-    Status s = impl->board.AddResult(req.body, req.remote_addr);
-    if (!s.ok()) LOG_WARN("coll", "rendezvous: {}", s.message());
-    answer(res, s);
-  }));
-  impl->http.Get("/v1/coll/meeting", guarded([impl](const httplib::Request&, httplib::Response& res) {
-    res.set_content(ToJsonText(impl->board.Meeting()), "application/json");
-  }));
-  impl->http.Get("/v1/coll/results", guarded([impl](const httplib::Request&, httplib::Response& res) {
-    res.set_content(ToJsonText(impl->board.Results()), "application/json");
-  }));
-  if (port == 0) {
-    server->port_ = impl->http.bind_to_any_port(bind);
-  } else if (impl->http.bind_to_port(bind, port)) {
-    server->port_ = port;
-  }
-  if (server->port_ <= 0) {
-    return UnavailableError(fmt::format("rendezvous: cannot listen on {}:{} (port in use? another rank 0 or an "
-                                        "earlier run still here? choose another --coordinator port)",
-                                        bind, port));
-  }
-  impl->thread = std::thread([impl] { impl->http.listen_after_bind(); });
-  // httplib's stop() before the loop runs is lost and the join would hang:
-  // return only once it serves.
-  for (int i = 0; i < 1000 && !impl->http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The board is not thread-safe: every handler holds the lock.
+  auto locked = [impl](auto handler) {
+    return [impl, handler](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(impl->mu);
+      handler(req, res);
+    };
+  };
+  auto routes = [impl, answer, locked](httplib::Server& http) {
+    http.Post("/v1/coll/join", locked([impl, answer](const httplib::Request& req, httplib::Response& res) {
+                Status s = impl->board.Join(req.body, req.remote_addr);
+                if (!s.ok()) LOG_WARN("coll", "rendezvous: {}", s.message());
+                answer(res, s);
+              }));
+    http.Post("/v1/coll/result", locked([impl, answer](const httplib::Request& req, httplib::Response& res) {
+                Status s = impl->board.AddResult(req.body, req.remote_addr);
+                if (!s.ok()) LOG_WARN("coll", "rendezvous: {}", s.message());
+                answer(res, s);
+              }));
+    http.Get("/v1/coll/meeting", locked([impl](const httplib::Request&, httplib::Response& res) {
+               res.set_content(ToJsonText(impl->board.Meeting()), "application/json");
+             }));
+    http.Get("/v1/coll/results", locked([impl](const httplib::Request&, httplib::Response& res) {
+               res.set_content(ToJsonText(impl->board.Results()), "application/json");
+             }));
+  };
+  ASSIGN_OR_RETURN(impl->http, net::HttpService::Start(std::move(service), routes));
+  server->port_ = impl->http->port();
   return server;
 }
 
 RendezvousServer::~RendezvousServer() {
-  if (!impl_) return;
-  impl_->http.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_ && impl_->http) (void)impl_->http->Stop();
 }
 
 std::vector<int> RendezvousServer::MissingResults() const {
@@ -344,12 +335,12 @@ std::vector<std::string> RendezvousServer::Problems() const {
 
 // ---- one rank's side ----
 
-Result<std::unique_ptr<TcpRendezvous>> TcpRendezvous::Create(const std::string& host, int port,
-                                                             const RendezvousConfig& config, bool serve) {
+Result<std::unique_ptr<TcpRankExchange>> TcpRankExchange::Create(const std::string& host, int port,
+                                                             const RankExchangeConfig& config, bool serve) {
   if (config.world_size < 1 || config.rank < 0 || config.rank >= config.world_size) {
     return InvalidArgumentError(fmt::format("rank {} of {} cannot join a rendezvous", config.rank, config.world_size));
   }
-  std::unique_ptr<TcpRendezvous> r(new TcpRendezvous());
+  std::unique_ptr<TcpRankExchange> r(new TcpRankExchange());
   r->host_ = host;
   r->port_ = port;
   r->connect_host_ = host;
@@ -363,7 +354,7 @@ Result<std::unique_ptr<TcpRendezvous>> TcpRendezvous::Create(const std::string& 
   return r;
 }
 
-TcpRendezvous::~TcpRendezvous() {
+TcpRankExchange::~TcpRankExchange() {
   if (!server_) return;
   // Rank 0 leaving early (it failed, or a rank never reported): give the
   // others a moment to read "failed" and report instead of finding the port
@@ -374,9 +365,9 @@ TcpRendezvous::~TcpRendezvous() {
   }
 }
 
-std::string TcpRendezvous::Describe() const { return fmt::format("tcp:{}:{}", host_, port_); }
+std::string TcpRankExchange::Describe() const { return fmt::format("tcp:{}:{}", host_, port_); }
 
-Result<json> TcpRendezvous::Call(const std::string& method, const std::string& path, const json* body,
+Result<json> TcpRankExchange::Call(const std::string& method, const std::string& path, const json* body,
                                  std::chrono::steady_clock::time_point deadline, bool* retryable) {
   *retryable = false;
   httplib::Client http(connect_host_, port_);
@@ -402,14 +393,15 @@ Result<json> TcpRendezvous::Call(const std::string& method, const std::string& p
     return InvalidArgumentError(fmt::format("{} refused rank {}: {}", where, config_.rank, j.value("error", "")));
   }
   if (res->status != 200 || !j.is_object()) {
-    return UnavailableError(fmt::format("{} answered HTTP {} '{}': not a fabcheck coll rendezvous (is HOST:PORT "
-                                        "rank 0's address, and rank 0 the same fabcheck version?)",
-                                        where, res->status, Excerpt(res->body)));
+    return UnavailableError(
+        fmt::format("{} answered HTTP {} '{}': not a fabcheck coll rendezvous (is HOST:PORT "
+                    "rank 0's address, and rank 0 the same fabcheck version?)",
+                    where, res->status, Excerpt(res->body)));
   }
   return j;
 }
 
-Result<Meeting> TcpRendezvous::Exchange(int rank, const std::string& host, const dl::ncclUniqueId& id) {
+Result<Meeting> TcpRankExchange::Exchange(int rank, const std::string& host, const dl::ncclUniqueId& id) {
   const double timeout = config_.timeout_seconds;
   const auto deadline = DeadlineAfter(timeout);
   json body = {{"rank", rank}, {"size", config_.world_size}, {"host", host}};
@@ -422,9 +414,10 @@ Result<Meeting> TcpRendezvous::Exchange(int rank, const std::string& host, const
     if (!retryable) return joined.status();
     last = joined.status().message();
     if (std::chrono::steady_clock::now() >= deadline) {
-      return DeadlineExceededError(fmt::format("rank {} could not join within {:.0f} s ({}); is rank 0 running, "
-                                               "and {}:{} its address?",
-                                               rank, timeout, last, host_, port_));
+      return DeadlineExceededError(
+          fmt::format("rank {} could not join within {:.0f} s ({}); is rank 0 running, "
+                      "and {}:{} its address?",
+                      rank, timeout, last, host_, port_));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -440,15 +433,18 @@ Result<Meeting> TcpRendezvous::Exchange(int rank, const std::string& host, const
         return AbortedError(fmt::format("the run stopped: {}", state.value("failure", "another rank failed")));
       }
       if (s != "waiting") {
-        return UnavailableError(fmt::format("the rendezvous at {}:{} sent state '{}': not a fabcheck coll "
-                                            "rendezvous", host_, port_, Excerpt(s)));
+        return UnavailableError(
+            fmt::format("the rendezvous at {}:{} sent state '{}': not a fabcheck coll "
+                        "rendezvous",
+                        host_, port_, Excerpt(s)));
       }
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       if (!got.ok()) {
-        return DeadlineExceededError(fmt::format("rank {} lost the rendezvous at {}:{} while waiting ({}); did "
-                                                 "rank 0 stop?",
-                                                 rank, host_, port_, got.status().message()));
+        return DeadlineExceededError(
+            fmt::format("rank {} lost the rendezvous at {}:{} while waiting ({}); did "
+                        "rank 0 stop?",
+                        rank, host_, port_, got.status().message()));
       }
       std::vector<int> missing = state.value("missing", std::vector<int>());
       std::string problems;
@@ -464,25 +460,25 @@ Result<Meeting> TcpRendezvous::Exchange(int rank, const std::string& host, const
   Meeting meeting;
   auto parsed = UniqueIdFromHex(state.value("nccl_id", ""));
   if (!parsed.ok()) {
-    return UnavailableError(fmt::format("the rendezvous at {}:{} sent a bad NCCL id: {}", host_, port_,
-                                        parsed.status().message()));
+    return UnavailableError(
+        fmt::format("the rendezvous at {}:{} sent a bad NCCL id: {}", host_, port_, parsed.status().message()));
   }
   meeting.id = *parsed;
   auto hosts = state.find("hosts");
   if (hosts == state.end() || !hosts->is_array() || static_cast<int>(hosts->size()) != config_.world_size) {
-    return UnavailableError(fmt::format("the rendezvous at {}:{} sent no host list of {} ranks", host_, port_,
-                                        config_.world_size));
+    return UnavailableError(
+        fmt::format("the rendezvous at {}:{} sent no host list of {} ranks", host_, port_, config_.world_size));
   }
   for (const auto& h : *hosts) meeting.hosts.push_back(h.is_string() ? h.get<std::string>() : "");
   meeting.local_rank = LocalRankOf(meeting.hosts, rank, &meeting.local_size);
   return meeting;
 }
 
-Status TcpRendezvous::Report(const RankOutcome& outcome) {
+Status TcpRankExchange::Report(const RankOutcome& outcome) {
   // An error is worth a short try only: when every rank fails alike (no GPU
   // on the node), rank 0 may be gone already.
-  const auto deadline = DeadlineAfter(outcome.error.empty() ? config_.timeout_seconds
-                                                            : std::min(config_.timeout_seconds, 5.0));
+  const auto deadline =
+      DeadlineAfter(outcome.error.empty() ? config_.timeout_seconds : std::min(config_.timeout_seconds, 5.0));
   json body = OutcomeToJson(outcome);
   bool retryable = false;
   while (true) {
@@ -495,7 +491,7 @@ Status TcpRendezvous::Report(const RankOutcome& outcome) {
   }
 }
 
-Result<std::vector<RankOutcome>> TcpRendezvous::Gather(const RankOutcome& own) {
+Result<std::vector<RankOutcome>> TcpRankExchange::Gather(const RankOutcome& own) {
   RETURN_IF_ERROR(Report(own));
   const double timeout = config_.timeout_seconds;
   const auto deadline = DeadlineAfter(timeout);
@@ -517,9 +513,10 @@ Result<std::vector<RankOutcome>> TcpRendezvous::Gather(const RankOutcome& own) {
   std::vector<RankOutcome> out(static_cast<size_t>(config_.world_size));
   for (int r = 0; r < config_.world_size; ++r) {
     out[r].rank = r;
-    out[r].error = fmt::format("rank {} never reported its result within {:.0f} s (it failed or hung: see its own "
-                               "output)",
-                               r, timeout);
+    out[r].error = fmt::format(
+        "rank {} never reported its result within {:.0f} s (it failed or hung: see its own "
+        "output)",
+        r, timeout);
   }
   auto list = results.find("results");
   if (list != results.end() && list->is_array()) {

@@ -102,25 +102,25 @@ class RendezvousServer {
 
 // One rank's side: joins the board at host:port. When `serve_port` is set
 // (rank 0 of tcp:), also serves the board there and talks to it over loopback.
-class TcpRendezvous : public Rendezvous {
+class TcpRankExchange : public RankExchange {
  public:
-  static Result<std::unique_ptr<TcpRendezvous>> Create(const std::string& host, int port,
-                                                       const RendezvousConfig& config, bool serve);
-  ~TcpRendezvous() override;
+  static Result<std::unique_ptr<TcpRankExchange>> Create(const std::string& host, int port,
+                                                       const RankExchangeConfig& config, bool serve);
+  ~TcpRankExchange() override;
   Result<coll::Meeting> Exchange(int rank, const std::string& host, const dl::ncclUniqueId& id) override;
   Status Report(const RankOutcome& outcome) override;
   Result<std::vector<RankOutcome>> Gather(const RankOutcome& own) override;
   std::string Describe() const override;
 
  private:
-  TcpRendezvous() = default;
+  TcpRankExchange() = default;
   Result<nlohmann::json> Call(const std::string& method, const std::string& path, const nlohmann::json* body,
                               std::chrono::steady_clock::time_point deadline, bool* retryable);
 
   std::string host_;
   int port_ = 0;
   std::string connect_host_;  // rank 0 serving: 127.0.0.1
-  RendezvousConfig config_;
+  RankExchangeConfig config_;
   std::unique_ptr<RendezvousServer> server_;
 };
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include <fstream>
+#include <algorithm>
 
 #include "base/json_text.h"
 #include "base/log.h"
@@ -35,35 +35,15 @@ int HttpStatusFor(StatusCode code) {
   }
 }
 
-// Constant time, so the token cannot be guessed byte by byte from timings.
-bool SameSecret(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i % (b.empty() ? 1 : b.size())]);
-  return diff == 0 && !b.empty();
-}
-
 }  // namespace
-
-Result<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return ErrnoError(errno, fmt::format("cannot read token file {}", path), " (check the path and mode)");
-  std::string line;
-  std::getline(in, line);
-  std::string token(Trim(line));
-  if (token.empty()) {
-    return InvalidArgumentError(fmt::format("token file {} is empty (put the shared token on its first line)", path));
-  }
-  return token;
-}
-
-AgentServer::AgentServer(AgentServerOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {}
 
 AgentServer::~AgentServer() { Stop(); }
 
 void AgentServer::Stop() {
-  if (http_) http_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (http_) {
+    Status s = http_->Stop();
+    if (!s.ok()) LOG_WARN("agent", "{}", s.message());
+  }
 }
 
 void AgentServer::SetInfo(AgentInfo info) {
@@ -71,111 +51,97 @@ void AgentServer::SetInfo(AgentInfo info) {
   options_.info = std::move(info);
 }
 
-bool AgentServer::Authorized(const std::string& header) const {
-  if (!options_.token) return true;
-  static constexpr std::string_view kBearer = "Bearer ";
-  if (!StartsWith(header, kBearer)) return false;
-  return SameSecret(header.substr(kBearer.size()), *options_.token);
-}
-
 Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions options) {
   std::unique_ptr<AgentServer> s(new AgentServer(std::move(options)));
-  httplib::Server& http = *s->http_;
   AgentServer* self = s.get();
-  http.set_read_timeout(self->options_.read_timeout_s, 0);
-  http.set_write_timeout(self->options_.read_timeout_s, 0);
-  http.set_payload_max_length(1 << 20);
-
-  auto guarded = [self](auto handler) {
-    return [self, handler](const httplib::Request& req, httplib::Response& res) {
-      if (!self->Authorized(req.get_header_value("Authorization"))) {
-        Error(res, 401, "missing or wrong token: pass the agents' token (--token-file) to the coordinator");
+  const AgentServerOptions& o = self->options_;
+  net::HttpServiceOptions service;
+  service.name = "agent";
+  service.bind = o.bind;
+  service.port = o.port;
+  service.bind_hint = "in use? another agent running? choose another --listen port";
+  service.token = o.token;
+  service.public_paths = {"/v1/health"};
+  service.unauthorized_message = "missing or wrong token: pass the agents' token (--token-file) to the coordinator";
+  service.limits = o.limits;
+  // Tests and node reads hold a worker while they run: keep some for health checks.
+  service.limits.workers = std::max(service.limits.workers, o.max_concurrent_tests + 4);
+  service.limits.max_connections = std::max(service.limits.max_connections, service.limits.workers);
+  auto routes = [self](httplib::Server& http) {
+    http.Get("/v1/health", [self](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(self->info_mu_);
+      Reply(res, 200,
+            {{"status", "ok"},
+             {"name", self->options_.info.name},
+             {"fabcheck_version", self->options_.info.fabcheck_version}});
+    });
+    http.Get("/v1/info", [self](const httplib::Request&, httplib::Response& res) {
+      AgentInfo info;
+      {
+        std::lock_guard lock(self->info_mu_);
+        info = self->options_.info;
+      }
+      info.control_port = self->port_;
+      info.auth = self->options_.token.has_value();
+      Reply(res, 200, info);
+    });
+    http.Get("/v1/inventory", [self](const httplib::Request&, httplib::Response& res) {
+      if (!self->options_.inventory) {
+        Error(res, 501, "this agent was built without the inventory module");
         return;
       }
-      handler(req, res);
-    };
-  };
-
-  http.Get("/v1/health", [self](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard lock(self->info_mu_);
-    Reply(res, 200, {{"status", "ok"}, {"name", self->options_.info.name},
-                     {"fabcheck_version", self->options_.info.fabcheck_version}});
-  });
-  http.Get("/v1/info", guarded([self](const httplib::Request&, httplib::Response& res) {
-             AgentInfo info;
-             {
-               std::lock_guard lock(self->info_mu_);
-               info = self->options_.info;
-             }
-             info.control_port = self->port_;
-             info.auth = self->options_.token.has_value();
-             Reply(res, 200, info);
-           }));
-  http.Get("/v1/inventory", guarded([self](const httplib::Request&, httplib::Response& res) {
-             if (!self->options_.inventory) {
-               Error(res, 501, "this agent was built without the inventory module");
-               return;
-             }
-             auto inv = self->options_.inventory();
-             if (!inv.ok()) return Error(res, HttpStatusFor(inv.status().code()), inv.status().message());
-             Reply(res, 200, *inv);
-           }));
-  // Ladder routes: the work is the wired-in handler's; one at a time per
-  // agent, since each reads the whole node.
-  auto json_route = [self](const JsonHandler* handler, const char* what) {
-    return [self, handler, what](const httplib::Request& req, httplib::Response& res) {
-      if (!*handler) return Error(res, 501, fmt::format("this agent does not serve {} (upgrade it)", what));
-      nlohmann::json request = nlohmann::json::object();
-      if (!req.body.empty()) {
-        request = nlohmann::json::parse(req.body, nullptr, false);
-        if (request.is_discarded() || !request.is_object()) {
-          return Error(res, 400, fmt::format("{}: the body is not a JSON object", what));
+      auto inv = self->options_.inventory();
+      if (!inv.ok()) return Error(res, HttpStatusFor(inv.status().code()), inv.status().message());
+      Reply(res, 200, *inv);
+    });
+    // Ladder routes: the work is the wired-in handler's; one at a time per
+    // agent, since each reads the whole node.
+    auto json_route = [self](const JsonHandler* handler, const char* what) {
+      return [self, handler, what](const httplib::Request& req, httplib::Response& res) {
+        if (!*handler) return Error(res, 501, fmt::format("this agent does not serve {} (upgrade it)", what));
+        nlohmann::json request = nlohmann::json::object();
+        if (!req.body.empty()) {
+          request = nlohmann::json::parse(req.body, nullptr, false);
+          if (request.is_discarded() || !request.is_object()) {
+            return Error(res, 400, fmt::format("{}: the body is not a JSON object", what));
+          }
         }
-      }
-      std::lock_guard lock(self->node_mu_);
-      auto answer = (*handler)(request);
-      if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
-      Reply(res, 200, *answer);
+        std::lock_guard lock(self->node_mu_);
+        auto answer = (*handler)(request);
+        if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
+        Reply(res, 200, *answer);
+      };
     };
+    http.Post("/v1/node", json_route(&self->options_.node, "/v1/node"));
+    http.Get("/v1/counters", json_route(&self->options_.counters, "/v1/counters"));
+    http.Post("/v1/test", [self](const httplib::Request& req, httplib::Response& res) {
+      if (!self->options_.run_test) return Error(res, 501, "this agent cannot run tests");
+      auto request = ParsePeerTestRequest(req.body);
+      if (!request.ok()) return Error(res, 400, request.status().message());
+      if (self->running_tests_.fetch_add(1) >= self->options_.max_concurrent_tests) {
+        self->running_tests_.fetch_sub(1);
+        return Error(res, 409,
+                     fmt::format("agent busy: {} tests already running", self->options_.max_concurrent_tests));
+      }
+      LOG_INFO("agent", "test {} -> {} ({}) from {}", self->options_.info.name, request->peer_name, request->peer,
+               req.remote_addr);
+      auto response = self->options_.run_test(*request);
+      self->running_tests_.fetch_sub(1);
+      self->tests_.fetch_add(1);
+      if (!response.ok()) return Error(res, HttpStatusFor(response.status().code()), response.status().message());
+      Reply(res, 200, *response);
+    });
+    http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+      if (res.body.empty()) {
+        Error(res, res.status,
+              fmt::format("HTTP {} (routes: /v1/health, /v1/info, /v1/inventory, POST /v1/test, POST /v1/node, "
+                          "GET /v1/counters)",
+                          res.status));
+      }
+    });
   };
-  http.Post("/v1/node", guarded(json_route(&self->options_.node, "/v1/node")));
-  http.Get("/v1/counters", guarded(json_route(&self->options_.counters, "/v1/counters")));
-  http.Post("/v1/test", guarded([self](const httplib::Request& req, httplib::Response& res) {
-              if (!self->options_.run_test) return Error(res, 501, "this agent cannot run tests");
-              auto request = ParsePeerTestRequest(req.body);
-              if (!request.ok()) return Error(res, 400, request.status().message());
-              if (self->running_tests_.fetch_add(1) >= self->options_.max_concurrent_tests) {
-                self->running_tests_.fetch_sub(1);
-                return Error(res, 409, fmt::format("agent busy: {} tests already running",
-                                                   self->options_.max_concurrent_tests));
-              }
-              LOG_INFO("agent", "test {} -> {} ({}) from {}", self->options_.info.name, request->peer_name,
-                       request->peer, req.remote_addr);
-              auto response = self->options_.run_test(*request);
-              self->running_tests_.fetch_sub(1);
-              self->tests_.fetch_add(1);
-              if (!response.ok()) return Error(res, HttpStatusFor(response.status().code()), response.status().message());
-              Reply(res, 200, *response);
-            }));
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (res.body.empty()) Error(res, res.status, fmt::format("HTTP {} (routes: /v1/health, /v1/info, /v1/inventory, "
-                                                             "POST /v1/test, POST /v1/node, GET /v1/counters)",
-                                                             res.status));
-  });
-
-  const auto& o = self->options_;
-  if (o.port == 0) {
-    s->port_ = http.bind_to_any_port(o.bind);
-    if (s->port_ <= 0) return UnavailableError(fmt::format("agent: cannot bind {}:<any>", o.bind));
-  } else {
-    if (!http.bind_to_port(o.bind, o.port)) {
-      return UnavailableError(fmt::format("agent: cannot listen on {}:{} (in use? another agent running? choose "
-                                          "another --listen port)",
-                                          o.bind, o.port));
-    }
-    s->port_ = o.port;
-  }
-  s->thread_ = std::thread([self] { self->http_->listen_after_bind(); });
+  ASSIGN_OR_RETURN(s->http_, net::HttpService::Start(std::move(service), routes));
+  s->port_ = s->http_->port();
   return s;
 }
 

@@ -11,16 +11,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "control/api.h"
-
-namespace httplib {
-class Server;
-}
+#include "net/http_service.h"
 
 namespace fabcheck::control {
 
@@ -39,38 +35,36 @@ struct AgentServerOptions {
   JsonHandler node;                      // POST /v1/node (ladder: inventory + doctor + snapshot); empty = 501
   JsonHandler counters;                  // GET /v1/counters (ladder: port, hw and PFC counters); empty = 501
   int max_concurrent_tests = 8;          // beyond it: 409 busy (one per rail is normal)
-  int read_timeout_s = 10;               // a client that stalls mid-request is dropped
+  // Connections, header and body sizes, time per request. The workers are
+  // set from max_concurrent_tests (tests hold theirs while they run), so a
+  // health check always finds one free.
+  net::HttpLimits limits;
 };
 
 class AgentServer {
  public:
-  // Binds (errors name the address and the fix) and serves on a thread.
+  // Binds (errors name the address and the fix) and serves; returns once it serves.
   static Result<std::unique_ptr<AgentServer>> Start(AgentServerOptions options);
   ~AgentServer();
   AgentServer(const AgentServer&) = delete;
   AgentServer& operator=(const AgentServer&) = delete;
 
-  int port() const { return port_; }
+  int port() const { return port_.load(); }
   // Replaces what /v1/info serves (ports known only after binding).
   void SetInfo(AgentInfo info);
   void Stop();
   uint64_t tests_served() const { return tests_.load(); }
 
  private:
-  explicit AgentServer(AgentServerOptions options);
-  bool Authorized(const std::string& header) const;
+  explicit AgentServer(AgentServerOptions options) : options_(std::move(options)) {}
 
   AgentServerOptions options_;
-  std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
-  int port_ = 0;
+  std::unique_ptr<net::HttpService> http_;
+  std::atomic<int> port_{0};
   std::mutex info_mu_;
   std::mutex node_mu_;  // one /v1/node or /v1/counters at a time
   std::atomic<int> running_tests_{0};
   std::atomic<uint64_t> tests_{0};
 };
-
-// Reads a token file: the first line, trimmed; an empty file is an error.
-Result<std::string> ReadTokenFile(const std::string& path);
 
 }  // namespace fabcheck::control

@@ -9,7 +9,8 @@
 
 #include "base/log.h"
 #include "fabcheck/version.h"
-#include "perf/hmac.h"
+#include "net/auth.h"
+#include "net/hmac.h"
 
 namespace fabcheck::perf {
 
@@ -178,8 +179,8 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
   FramedConnection conn(std::move(fd), "server " + server_name, o.cancel);
 
   // Handshake: versions, then the token proof, then the request.
-  ASSIGN_OR_RETURN(std::string nonce_raw, RandomBytes(16));
-  std::string nonce = ToHex(nonce_raw);
+  ASSIGN_OR_RETURN(std::string nonce_raw, net::RandomBytes(16));
+  std::string nonce = net::ToHex(nonce_raw);
   RETURN_IF_ERROR(conn.Send({{"type", "hello"},
                              {"protocol_min", kMinProtocolVersion},
                              {"protocol_max", kProtocolVersion},
@@ -199,7 +200,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
       return UnauthenticatedError(fmt::format("{} requires a token: pass --token-file with the server's token",
                                               conn.peer()));
     }
-    RETURN_IF_ERROR(conn.Send({{"type", "auth"}, {"mac", ClientMac(*o.token, server_nonce, nonce)}}, "authentication",
+    RETURN_IF_ERROR(conn.Send({{"type", "auth"}, {"mac", net::ClientMac(*o.token, server_nonce, nonce)}}, "authentication",
                               o.io_timeout));
   } else if (auth != "none") {
     return FailedPreconditionError(fmt::format("{} wants authentication scheme '{}', this client knows '{}'",
@@ -217,7 +218,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
   }
   if (auth == kAuthScheme) {
     std::string mac = accept->value("server_mac", "");
-    if (!ConstantTimeEqual(mac, ServerMac(*o.token, server_nonce, nonce))) {
+    if (!net::ConstantTimeEqual(mac, net::ServerMac(*o.token, server_nonce, nonce))) {
       return UnauthenticatedError(fmt::format("{} did not prove it knows the token (wrong server or token?)",
                                               conn.peer()));
     }

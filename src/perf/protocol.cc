@@ -11,7 +11,6 @@
 #include "base/json_text.h"
 #include "base/strings.h"
 #include "base/units.h"
-#include "perf/hmac.h"
 
 namespace fabcheck::perf {
 
@@ -135,31 +134,9 @@ Result<int> NegotiateVersion(int client_min, int client_max, int server_min, int
       client_min, client_max, server_min, server_max));
 }
 
-std::string ClientMac(std::string_view token, std::string_view server_nonce, std::string_view client_nonce) {
-  return ToHex(HmacSha256(token, fmt::format("fabcheck-perf client|{}|{}", server_nonce, client_nonce)));
-}
-
-std::string ServerMac(std::string_view token, std::string_view server_nonce, std::string_view client_nonce) {
-  return ToHex(HmacSha256(token, fmt::format("fabcheck-perf server|{}|{}", server_nonce, client_nonce)));
-}
-
-Result<std::string> ReadTokenFile(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return ErrnoError(errno, "token file " + path);
-  if ((st.st_mode & 0077) != 0) {
-    return PermissionDeniedError(fmt::format(
-        "token file {} is readable or writable by group/others (mode {:o}); run: chmod 600 {}", path,
-        st.st_mode & 0777, path));
-  }
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) return NotFoundError(fmt::format("token file {} is empty", path));
-  std::string token(Trim(line));
-  if (token.size() < 8) {
-    return InvalidArgumentError(fmt::format(
-        "token in {} is shorter than 8 characters; make one with: head -c 32 /dev/urandom | base64 > {}", path, path));
-  }
-  return token;
+std::string RaiseAdvice(const ServerLimits& l, std::string_view option) {
+  if (l.set_by_serve_options) return fmt::format("raise serve {}", option);
+  return "the agent's perf server has fixed limits";
 }
 
 void to_json(nlohmann::json& j, const ServerLimits& l) {
@@ -177,14 +154,14 @@ double EstimatedDurationS(const TestParams& p) {
 
 Status CheckLimits(const TestParams& p, const ServerLimits& limits, uint64_t memory_needed, uint64_t memory_in_use) {
   if (p.streams > limits.max_streams) {
-    return ResourceExhaustedError(fmt::format("{} streams/QPs asked, this server allows {} (serve --max-streams)",
-                                              p.streams, limits.max_streams));
+    return ResourceExhaustedError(fmt::format("{} streams/QPs asked, this server allows {} (use fewer --streams, or {})",
+                                              p.streams, limits.max_streams, RaiseAdvice(limits, "--max-streams")));
   }
   if (memory_needed > limits.max_mem_per_client) {
     return ResourceExhaustedError(fmt::format(
         "the test needs {} of buffers on the server, above its per-client limit {} (use fewer --streams or smaller "
-        "--sizes, or raise serve --max-mem)",
-        FormatSize(memory_needed), FormatSize(limits.max_mem_per_client)));
+        "--sizes; {})",
+        FormatSize(memory_needed), FormatSize(limits.max_mem_per_client), RaiseAdvice(limits, "--max-mem")));
   }
   if (memory_in_use + memory_needed > limits.max_mem_total) {
     return ResourceExhaustedError(fmt::format(
@@ -194,8 +171,9 @@ Status CheckLimits(const TestParams& p, const ServerLimits& limits, uint64_t mem
   double estimate = EstimatedDurationS(p);
   if (limits.max_duration_s > 0 && estimate > limits.max_duration_s) {
     return ResourceExhaustedError(fmt::format(
-        "the test would run {:.0f} s ({} sizes x {} s), above the server's limit of {:.0f} s (serve --max-duration)",
-        estimate, p.sizes.size(), p.duration_s, limits.max_duration_s));
+        "the test would run {:.0f} s ({} sizes x {} s), above the server's limit of {:.0f} s (shorten --duration or "
+        "give fewer --sizes; {})",
+        estimate, p.sizes.size(), p.duration_s, limits.max_duration_s, RaiseAdvice(limits, "--max-duration")));
   }
   return Status::Ok();
 }

@@ -79,11 +79,8 @@ class FramedConnection {
 // The highest version both ranges share, or FailedPrecondition saying who must upgrade.
 Result<int> NegotiateVersion(int client_min, int client_max, int server_min, int server_max);
 
-std::string ClientMac(std::string_view token, std::string_view server_nonce, std::string_view client_nonce);
-std::string ServerMac(std::string_view token, std::string_view server_nonce, std::string_view client_nonce);
-// Reads a token file: the first line, whitespace trimmed; refuses empty tokens
-// and files readable by others (like ssh does with keys).
-Result<std::string> ReadTokenFile(const std::string& path);
+// The token proofs (ClientMac, ServerMac) and the token file policy are
+// net/auth.h's, shared with every HTTP server.
 
 // What a server accepts. 0 means "no limit" only where documented.
 struct ServerLimits {
@@ -93,8 +90,14 @@ struct ServerLimits {
   double max_duration_s = 600;                  // wall time of one test (sizes x duration, or a watchdog)
   int max_streams = 64;
   std::chrono::milliseconds handshake_timeout{5000};
+  // Whether the user can raise these limits with `perf serve --max-...`; the
+  // agent's perf server has fixed ones, and its refusals must not advise
+  // options the agent does not have.
+  bool set_by_serve_options = true;
 };
 void to_json(nlohmann::json& j, const ServerLimits& l);
+// The fix for hitting a limit: "raise serve --max-mem", or what the agent's user can do.
+std::string RaiseAdvice(const ServerLimits& l, std::string_view option);
 
 // Upper estimate of a test's run time when duration-driven (0 when iteration-driven).
 double EstimatedDurationS(const TestParams& p);

@@ -6,7 +6,8 @@
 #include "base/units.h"
 #include "fabcheck/version.h"
 #include "perf/engine.h"
-#include "perf/hmac.h"
+#include "net/auth.h"
+#include "net/hmac.h"
 
 namespace fabcheck::perf {
 
@@ -77,13 +78,40 @@ void Server::Run() {
     Reap(false);
     if (!fd.ok()) continue;
     std::lock_guard lock(mu_);
-    if (static_cast<int>(clients_.size()) >= options_.limits.max_clients + MaxPending(options_.limits)) {
-      // Too many connections already: close this one before reading anything.
-      ++refused_;
-      LOG_WARN("perf", "refused a connection from {}: too many connections in progress", PeerName(fd->get()));
-      continue;
+    const int limit = options_.limits.max_clients + MaxPending(options_.limits);
+    int live = 0;
+    Client* oldest = nullptr;
+    for (auto& c : clients_) {
+      if (c.finished.load() || c.cancel.load()) continue;
+      ++live;
+      if (!c.admitted.load() && (oldest == nullptr || c.accepted_ns < oldest->accepted_ns)) oldest = &c;
+    }
+    // Threads of evicted connections end within a poll slice; this bounds
+    // them against a flood faster than that.
+    const bool crowded = static_cast<int>(clients_.size()) >= 2 * limit;
+    if (live >= limit || crowded) {
+      if (oldest != nullptr && !crowded) {
+        // Idle or half-open connections must not lock out real clients: the
+        // one waiting longest in its handshake makes room (a real client
+        // completes its handshake in milliseconds).
+        oldest->cancel = true;
+        ++evicted_;
+        if (auto held = crowd_log_.Admit()) {
+          LOG_WARN("perf", "{} connections in progress: closed the one longest in its handshake{}", live,
+                   HeldBack(*held));
+        }
+      } else {
+        // Every connection runs a test: close this one before reading anything.
+        ++refused_;
+        if (auto held = crowd_log_.Admit()) {
+          LOG_WARN("perf", "refused a connection from {}: too many connections in progress{}", PeerName(fd->get()),
+                   HeldBack(*held));
+        }
+        continue;
+      }
     }
     Client& c = clients_.emplace_back();
+    c.accepted_ns = NowNs();
     c.thread = std::thread(&Server::Handle, this, std::move(*fd), std::ref(c));
   }
   Reap(true);
@@ -102,7 +130,14 @@ void Server::Handle(UniqueFd fd, Client& me) {
     s = DataLossError(fmt::format("client {}: malformed message ({})", peer, e.what()));
     conn.SendError("request", s.message());
   }
-  if (!s.ok()) LOG_WARN("perf", "{}", s.message());
+  if (!s.ok()) {
+    if (me.admitted.load()) {
+      LOG_WARN("perf", "{}", s.message());
+    } else if (auto held = handshake_log_.Admit()) {
+      // Before admission anyone can make this happen, as often as they like.
+      LOG_WARN("perf", "{}{}", s.message(), HeldBack(*held));
+    }
+  }
   me.finished = true;
 }
 
@@ -123,8 +158,8 @@ Status Server::Serve(FramedConnection& conn, Client& me, const std::string& loca
   auto version = NegotiateVersion(cmin, cmax, kMinProtocolVersion, kProtocolVersion);
   if (!version.ok()) return refuse("handshake", version.status().message());
   if (client_nonce.size() < 16 || client_nonce.size() > 128) return refuse("handshake", "missing or bad nonce");
-  ASSIGN_OR_RETURN(std::string raw, RandomBytes(16));
-  std::string nonce = ToHex(raw);
+  ASSIGN_OR_RETURN(std::string raw, net::RandomBytes(16));
+  std::string nonce = net::ToHex(raw);
   RETURN_IF_ERROR(conn.Send({{"type", "hello"},
                              {"protocol", *version},
                              {"fabcheck_version", kVersion},
@@ -133,7 +168,7 @@ Status Server::Serve(FramedConnection& conn, Client& me, const std::string& loca
                             "handshake", hs));
   if (options_.token) {
     ASSIGN_OR_RETURN(nlohmann::json auth, conn.Expect("auth", "authentication", hs, kMaxPreAuthFrame));
-    if (!ConstantTimeEqual(auth.value("mac", ""), ClientMac(*options_.token, nonce, client_nonce))) {
+    if (!net::ConstantTimeEqual(auth.value("mac", ""), net::ClientMac(*options_.token, nonce, client_nonce))) {
       return refuse("authentication", "authentication failed: wrong token (check --token-file on both sides)");
     }
   }
@@ -152,13 +187,13 @@ Status Server::Serve(FramedConnection& conn, Client& me, const std::string& loca
   {
     std::lock_guard lock(mu_);
     if (running_ >= limits.max_clients) {
-      return refuse("request", fmt::format("server busy: {} tests running, its limit is {} (retry later, or raise "
-                                           "serve --max-clients)",
-                                           running_, limits.max_clients));
+      return refuse("request", fmt::format("server busy: {} tests running, its limit is {} (retry later; {})",
+                                           running_, limits.max_clients, RaiseAdvice(limits, "--max-clients")));
     }
     if (Status l = CheckLimits(*params, limits, memory, mem_in_use_); !l.ok()) return refuse("request", l.message());
     ++running_;
     mem_in_use_ += memory;
+    me.admitted = true;
   }
   ++active_;
   if (limits.max_duration_s > 0) {
@@ -168,7 +203,7 @@ Status Server::Serve(FramedConnection& conn, Client& me, const std::string& loca
                            {"protocol", *version},
                            {"capabilities", (*transport)->GetCapabilities()},
                            {"limits", limits}};
-  if (options_.token) accept["server_mac"] = ServerMac(*options_.token, nonce, client_nonce);
+  if (options_.token) accept["server_mac"] = net::ServerMac(*options_.token, nonce, client_nonce);
   Status s = conn.Send(accept, "request", hs);
 
   if (s.ok()) {

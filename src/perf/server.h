@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/fd.h"
+#include "base/rate_limit.h"
 #include "base/status.h"
 #include "perf/protocol.h"
 
@@ -46,6 +47,8 @@ class Server {
   uint64_t tests_completed() const { return completed_.load(); }
   uint64_t tests_failed() const { return failed_.load(); }
   uint64_t connections_refused() const { return refused_.load(); }
+  // Connections closed while still in the handshake to make room for new ones.
+  uint64_t connections_evicted() const { return evicted_.load(); }
 
  private:
   struct Client {
@@ -54,6 +57,9 @@ class Server {
     std::atomic<bool> finished{false};
     // Watchdog: --max-duration ends a test that overruns.
     std::atomic<int64_t> deadline_ns{0};
+    // Past the handshake: admitted to run a test, never evicted.
+    std::atomic<bool> admitted{false};
+    int64_t accepted_ns = 0;
   };
   explicit Server(ServeOptions options) : options_(std::move(options)) {}
   void Handle(UniqueFd fd, Client& me);
@@ -69,7 +75,9 @@ class Server {
   uint64_t mem_in_use_ = 0;  // guarded by mu_
   int running_ = 0;          // tests admitted, guarded by mu_
   std::atomic<int> active_{0};
-  std::atomic<uint64_t> completed_{0}, failed_{0}, refused_{0};
+  std::atomic<uint64_t> completed_{0}, failed_{0}, refused_{0}, evicted_{0};
+  // A flood of connections must not become a flood of log lines.
+  RateLimit crowd_log_, handshake_log_;
 };
 
 }  // namespace fabcheck::perf

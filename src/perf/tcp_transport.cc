@@ -14,7 +14,8 @@
 #include "base/log.h"
 #include "base/units.h"
 #include "dl/cuda.h"
-#include "perf/hmac.h"
+#include "net/auth.h"
+#include "net/hmac.h"
 #include "perf/tcp_internal.h"
 #include "perf/tcp_run.h"
 
@@ -113,8 +114,8 @@ Status TcpTransport::Setup(const TestParams& params, const LocalContext& local, 
   socks_.resize(static_cast<size_t>(n));
   if (local.role == Role::kServer) {
     ASSIGN_OR_RETURN(UniqueFd listener, ListenTcp(local.control_local_addr, 0, n + 8));
-    ASSIGN_OR_RETURN(std::string raw, RandomBytes(16));
-    std::string cookie = ToHex(raw);
+    ASSIGN_OR_RETURN(std::string raw, net::RandomBytes(16));
+    std::string cookie = net::ToHex(raw);
     RETURN_IF_ERROR(control.Exchange("tcp.listen", {{"port", LocalPort(listener.get())}, {"cookie", cookie}},
                                      local.connect_timeout)
                         .status());
@@ -130,7 +131,7 @@ Status TcpTransport::Setup(const TestParams& params, const LocalContext& local, 
       Deadline hello_deadline = std::min(deadline, DeadlineAfter(std::chrono::milliseconds(2000)));
       if (!RecvAllDeadline(fd->get(), hello, sizeof hello, hello_deadline, local.cancel, "data connection hello")
                .ok() ||
-          std::memcmp(hello, kHelloMagic, 4) != 0 || !ConstantTimeEqual(std::string_view(hello + 8, 32), cookie)) {
+          std::memcmp(hello, kHelloMagic, 4) != 0 || !net::ConstantTimeEqual(std::string_view(hello + 8, 32), cookie)) {
         LOG_WARN("perf", "dropped a data connection from {} with a bad hello", PeerName(fd->get()));
         continue;  // a stranger on the port does not end the test
       }

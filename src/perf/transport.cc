@@ -8,13 +8,7 @@
 #include "base/units.h"
 #include "perf/tcp_transport.h"
 
-// The verbs transport is built from src/perf/verbs/ (another part of this
-// library). CMake defines FABCHECK_PERF_HAVE_VERBS when its header exists, at
-// configure time, so an incremental build notices when it appears (a
-// __has_include of a missing file leaves no dependency to trigger a rebuild).
-#if FABCHECK_PERF_HAVE_VERBS
 #include "perf/verbs/verbs_transport.h"
-#endif
 
 namespace fabcheck::perf {
 
@@ -314,11 +308,7 @@ Status CheckCapabilities(const TestParams& p, const Capabilities& caps, Role rol
 
 Result<std::unique_ptr<Transport>> CreateTransport(TransportKind kind) {
   if (kind == TransportKind::kTcp) return CreateTcpTransport();
-#if FABCHECK_PERF_HAVE_VERBS
   return verbs::CreateVerbsTransport();
-#else
-  return UnavailableError("the verbs transport is not built into this fabcheck (src/perf/verbs/ missing); use --transport tcp");
-#endif
 }
 
 }  // namespace fabcheck::perf

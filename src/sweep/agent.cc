@@ -21,6 +21,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   serve.bind = data_bind;
   serve.port = config.perf_port;
   serve.token = config.token;
+  serve.limits.set_by_serve_options = false;  // the agent takes no --max-* options
   auto perf_server = perf::Server::Start(serve);
   if (!perf_server.ok()) return perf_server.status().WithContext("agent: perf server");
   a->perf_ = std::move(perf_server).value();

@@ -4,16 +4,17 @@
 #include <httplib.h>
 
 #include <condition_variable>
-#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "base/input.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "net/http_service.h"
 
 namespace fabcheck::sweep {
 
@@ -52,161 +53,90 @@ Result<std::vector<control::HostPort>> ReadAgentsFile(const std::string& path, i
   return out;
 }
 
-EnvLookup ProcessEnv() {
-  return [](const char* name) -> std::optional<std::string> {
-    const char* v = std::getenv(name);
-    if (v == nullptr) return std::nullopt;
-    return std::string(v);
-  };
-}
-
-Result<std::optional<SpmdRank>> DetectSpmd(const EnvLookup& env, int world, int min_size) {
-  auto number = [&](const char* name) -> Result<std::optional<int>> {
-    auto v = env(name);
-    if (!v) return std::optional<int>();
-    auto n = ParseInt(Trim(*v));
-    if (!n || *n < 0 || *n > 1'000'000) {
-      return InvalidArgumentError(fmt::format("environment {}='{}' is not a rank/size number", name, *v));
-    }
-    return std::optional<int>(static_cast<int>(*n));
-  };
-  struct Source {
-    const char* rank;
-    const char* size;  // nullptr: the size comes from elsewhere
-  };
-  const Source sources[] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                            {"PMI_RANK", "PMI_SIZE"},
-                            {"PMIX_RANK", nullptr},
-                            {"SLURM_PROCID", "SLURM_NTASKS"},
-                            {"JOB_COMPLETION_INDEX", nullptr}};
-  for (const Source& s : sources) {
-    ASSIGN_OR_RETURN(std::optional<int> rank, number(s.rank));
-    if (!rank) continue;
-    SpmdRank r;
-    r.rank = *rank;
-    r.source = s.size ? fmt::format("{}/{}", s.rank, s.size) : std::string(s.rank);
-    std::optional<int> size;
-    if (s.size) {
-      ASSIGN_OR_RETURN(size, number(s.size));
-    } else {
-      // PMIx exports no size variable; borrow the launcher's, else --world.
-      for (const char* alt : {"SLURM_NTASKS", "OMPI_COMM_WORLD_SIZE"}) {
-        if (size || std::string_view(s.rank) == "JOB_COMPLETION_INDEX") break;
-        ASSIGN_OR_RETURN(size, number(alt));
-        if (size) r.source += fmt::format(" + {}", alt);
-      }
-    }
-    if (world > 0) {
-      if (size && *size != world) {
-        return InvalidArgumentError(fmt::format("--world {} disagrees with the launcher's size {} ({})", world,
-                                                *size, r.source));
-      }
-      size = world;
-    }
-    if (!size) {
-      return InvalidArgumentError(fmt::format("{} gives the rank but not the size: pass --world N (the number of "
-                                              "ranks, e.g. the Indexed Job's completions)",
-                                              s.rank));
-    }
-    r.size = *size;
-    if (r.size < min_size || r.rank >= r.size) {
-      return InvalidArgumentError(fmt::format("rank {} of {} ({}) is impossible: {} needs size >= {} and "
-                                              "rank < size",
-                                              r.rank, r.size, r.source, min_size == 2 ? "a sweep" : "a run",
-                                              min_size));
-    }
-    return std::optional<SpmdRank>(r);
+Result<std::optional<net::LaunchRank>> DetectSweepRank(const net::EnvLookup& env, int world) {
+  ASSIGN_OR_RETURN(auto rank, net::DetectLaunchRank(env, world));
+  if (rank && rank->size < 2) {
+    return InvalidArgumentError(fmt::format("rank {} of {} ({}): a sweep needs at least two ranks", rank->rank,
+                                            rank->size, rank->source));
   }
-  return std::optional<SpmdRank>();
+  return rank;
 }
 
-struct Rendezvous::Impl {
-  httplib::Server http;
-  std::thread thread;
+struct AgentRegistry::Impl {
+  std::unique_ptr<net::HttpService> http;
   std::mutex mu;
   std::condition_variable cv;
   int size = 0;
-  std::optional<std::string> token;
   std::map<int, control::HostPort> members;
   std::string state = "waiting";
 };
 
-Result<std::unique_ptr<Rendezvous>> Rendezvous::Start(const std::string& bind, int port, int size,
-                                                      std::optional<std::string> token) {
-  std::unique_ptr<Rendezvous> r(new Rendezvous());
+Result<std::unique_ptr<AgentRegistry>> AgentRegistry::Start(const std::string& bind, int port, int size,
+                                                            std::optional<std::string> token) {
+  std::unique_ptr<AgentRegistry> r(new AgentRegistry());
   r->impl_ = std::make_unique<Impl>();
   Impl* impl = r->impl_.get();
   impl->size = size;
-  impl->token = std::move(token);
-  auto authorized = [impl](const httplib::Request& req) {
-    return !impl->token || req.get_header_value("Authorization") == "Bearer " + *impl->token;
+  net::HttpServiceOptions service;
+  service.name = "sweep rendezvous";
+  service.bind = bind;
+  service.port = port;
+  service.bind_hint = "in use? is another rank 0 running here?";
+  service.token = std::move(token);
+  service.unauthorized_message = "missing or wrong token";
+  service.limits.max_body_bytes = 64 * 1024;
+  auto routes = [impl](httplib::Server& http) {
+    http.Post("/v1/rendezvous/join", [impl](const httplib::Request& req, httplib::Response& res) {
+      auto j = nlohmann::json::parse(req.body, nullptr, false);
+      auto field = [&](const char* name, int fallback) {
+        if (!j.is_object()) return fallback;
+        auto it = j.find(name);
+        return it != j.end() && it->is_number_integer() ? it->get<int>() : fallback;
+      };
+      int rank = field("rank", -1), size = field("size", -1), agent_port = field("agent_port", 0);
+      std::lock_guard lock(impl->mu);
+      if (rank < 1 || rank >= impl->size || size != impl->size || agent_port <= 0 || agent_port > 65535) {
+        res.status = 400;
+        res.set_content(ToJsonText(nlohmann::json{{"error", fmt::format("bad join {}: expected rank 1..{}, size {}, "
+                                                                        "agent_port",
+                                                                        req.body.substr(0, 200), impl->size - 1,
+                                                                        impl->size)}}),
+                        "application/json");
+        return;
+      }
+      // The address the rank reached us from is the one the others can reach it at.
+      impl->members[rank] = control::HostPort{req.remote_addr, agent_port};
+      impl->cv.notify_all();
+      res.set_content(ToJsonText(nlohmann::json{{"ok", true}, {"joined", impl->members.size()}}), "application/json");
+    });
+    http.Get("/v1/rendezvous/state", [impl](const httplib::Request&, httplib::Response& res) {
+      std::lock_guard lock(impl->mu);
+      res.set_content(
+          ToJsonText(nlohmann::json{{"state", impl->state}, {"joined", impl->members.size()}, {"size", impl->size}}),
+          "application/json");
+    });
   };
-  impl->http.set_read_timeout(10, 0);
-  impl->http.Post("/v1/rendezvous/join", [impl, authorized](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req)) {
-      res.status = 401;
-      res.set_content(R"({"error":"missing or wrong token"})", "application/json");
-      return;
-    }
-    auto j = nlohmann::json::parse(req.body, nullptr, false);
-    int rank = j.is_object() ? j.value("rank", -1) : -1;
-    int size = j.is_object() ? j.value("size", -1) : -1;
-    int agent_port = j.is_object() ? j.value("agent_port", 0) : 0;
-    std::lock_guard lock(impl->mu);
-    if (rank < 1 || rank >= impl->size || size != impl->size || agent_port <= 0 || agent_port > 65535) {
-      res.status = 400;
-      res.set_content(ToJsonText(nlohmann::json{{"error", fmt::format("bad join {}: expected rank 1..{}, size {}, "
-                                                                      "agent_port",
-                                                                      req.body, impl->size - 1, impl->size)}}),
-                      "application/json");
-      return;
-    }
-    // The address the rank reached us from is the one the others can reach it at.
-    impl->members[rank] = control::HostPort{req.remote_addr, agent_port};
-    impl->cv.notify_all();
-    res.set_content(ToJsonText(nlohmann::json{{"ok", true}, {"joined", impl->members.size()}}), "application/json");
-  });
-  impl->http.Get("/v1/rendezvous/state", [impl](const httplib::Request&, httplib::Response& res) {
-    std::lock_guard lock(impl->mu);
-    res.set_content(
-        ToJsonText(nlohmann::json{{"state", impl->state}, {"joined", impl->members.size()}, {"size", impl->size}}),
-        "application/json");
-  });
-  if (port == 0) {
-    r->port_ = impl->http.bind_to_any_port(bind);
-  } else if (impl->http.bind_to_port(bind, port)) {
-    r->port_ = port;
-  }
-  if (r->port_ <= 0) {
-    return UnavailableError(fmt::format("rendezvous: cannot listen on {}:{} (in use? is another rank 0 running "
-                                        "here?)",
-                                        bind, port));
-  }
-  impl->thread = std::thread([impl] { impl->http.listen_after_bind(); });
-  // httplib's stop() does nothing before the loop runs, and the join in the
-  // destructor would then wait forever: return only once it is serving.
-  for (int i = 0; i < 1000 && !impl->http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSIGN_OR_RETURN(impl->http, net::HttpService::Start(std::move(service), routes));
+  r->port_ = impl->http->port();
   return r;
 }
 
-Rendezvous::~Rendezvous() {
-  if (!impl_) return;
-  impl_->http.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+AgentRegistry::~AgentRegistry() {
+  if (impl_ && impl_->http) (void)impl_->http->Stop();
 }
 
-void Rendezvous::AddSelf(int rank, control::HostPort agent) {
+void AgentRegistry::AddSelf(int rank, control::HostPort agent) {
   std::lock_guard lock(impl_->mu);
   impl_->members[rank] = std::move(agent);
   impl_->cv.notify_all();
 }
 
-void Rendezvous::SetState(std::string state) {
+void AgentRegistry::SetState(std::string state) {
   std::lock_guard lock(impl_->mu);
   impl_->state = std::move(state);
 }
 
-Result<std::vector<control::HostPort>> Rendezvous::WaitForAll(std::chrono::milliseconds timeout,
+Result<std::vector<control::HostPort>> AgentRegistry::WaitForAll(std::chrono::milliseconds timeout,
                                                               const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock lock(impl_->mu);
@@ -241,7 +171,7 @@ httplib::Client MakeClient(const control::HostPort& c, const std::optional<std::
 
 }  // namespace
 
-Status JoinRendezvous(const control::HostPort& coordinator, const SpmdRank& me, int agent_port,
+Status JoinRendezvous(const control::HostPort& coordinator, const net::LaunchRank& me, int agent_port,
                       const std::optional<std::string>& token, std::chrono::milliseconds timeout,
                       const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

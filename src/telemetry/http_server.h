@@ -2,12 +2,11 @@
 // index page. Binds only where told; the DaemonSet decides the exposure.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "base/status.h"
+#include "net/http_service.h"
 #include "telemetry/exporter_service.h"
 
 namespace fabcheck::telemetry {
@@ -21,7 +20,10 @@ Result<ListenAddress> ParseListenAddress(const std::string& text);
 
 class HttpServer {
  public:
-  explicit HttpServer(ExporterService& service);
+  // `limits`: connections, header and body size, time per request (the
+  // defaults suit one or two Prometheus servers and the odd curl).
+  explicit HttpServer(ExporterService& service, net::HttpLimits limits = DefaultLimits());
+  static net::HttpLimits DefaultLimits();
   ~HttpServer();
   // Binds and starts serving on a background thread. Port 0 picks a free port.
   Status Start(const ListenAddress& address);
@@ -31,8 +33,9 @@ class HttpServer {
   void Stop();
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  ExporterService& service_;
+  net::HttpLimits limits_;
+  std::unique_ptr<net::HttpService> http_;
   int port_ = 0;
 };
 

@@ -18,7 +18,7 @@
 
 #include "coll/rendezvous.h"
 #include "coll/tcp_rendezvous.h"
-#include "sweep/discovery.h"
+#include "net/rank.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   using namespace fabcheck;
   std::string spec, host = "peer-host", fail;
   int world = 0;
-  coll::RendezvousConfig config;
+  coll::RankExchangeConfig config;
   config.timeout_seconds = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i], value = argv[i + 1];
@@ -44,18 +44,13 @@ int main(int argc, char** argv) {
     else if (flag == "--timeout") config.timeout_seconds = std::atof(value.c_str());
     else if (flag == "--fail") fail = value;
   }
-  auto env = coll::RankFromEnvironment();
-  if (!env.ok()) return Error(env.status());
-  if (env->source.empty()) {
-    auto spmd = sweep::DetectSpmd(sweep::ProcessEnv(), world, 1);
-    if (!spmd.ok()) return Error(spmd.status());
-    if (!*spmd) return Error(InvalidArgumentError("no rank variables set"));
-    env->rank = (*spmd)->rank;
-    env->world_size = (*spmd)->size;
-  }
+  auto detected = net::DetectLaunchRank(net::ProcessEnv(), world);
+  if (!detected.ok()) return Error(detected.status());
+  if (!*detected) return Error(InvalidArgumentError("no rank variables set"));
+  const net::LaunchRank* env = &**detected;
   config.rank = env->rank;
-  config.world_size = env->world_size;
-  auto rendezvous = coll::MakeRendezvous(spec, config);
+  config.world_size = env->size;
+  auto rendezvous = coll::MakeRankExchange(spec, config);
   if (!rendezvous.ok()) return Error(rendezvous.status());
   coll::RankOutcome outcome;
   outcome.rank = env->rank;
@@ -76,7 +71,7 @@ int main(int argc, char** argv) {
     (void)(*rendezvous)->Report(outcome);
     return Error(meeting.status());
   }
-  std::cout << "rank " << env->rank << " of " << env->world_size << " id " << coll::UniqueIdToHex(meeting->id)
+  std::cout << "rank " << env->rank << " of " << env->size << " id " << coll::UniqueIdToHex(meeting->id)
             << " local " << meeting->local_rank << "/" << meeting->local_size << std::endl;
   outcome.cuda_device = 100 + env->rank;
   outcome.name = "peer";

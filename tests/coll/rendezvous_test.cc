@@ -36,51 +36,19 @@ class ScopedEnv {
   bool had_ = false;
 };
 
-TEST(RankFromEnvironment, ReadsFabcheckFirst) {
-  ScopedEnv a("FABCHECK_RANK", "1"), b("FABCHECK_WORLD_SIZE", "2"), c("FABCHECK_LOCAL_RANK", "1");
-  auto env = RankFromEnvironment();
-  ASSERT_TRUE(env.ok());
-  EXPECT_EQ(env->rank, 1);
-  EXPECT_EQ(env->world_size, 2);
-  EXPECT_EQ(env->source, "FABCHECK_RANK");
-}
-
-TEST(RankFromEnvironment, TorchrunHereBatchLaunchersThroughSweepsDetection) {
-  ScopedEnv a("FABCHECK_RANK", nullptr), b("FABCHECK_WORLD_SIZE", nullptr), c("RANK", nullptr),
-      d("WORLD_SIZE", nullptr), e("SLURM_PROCID", "1"), f("SLURM_NTASKS", "2");
-  auto env = RankFromEnvironment();
-  ASSERT_TRUE(env.ok());
-  EXPECT_EQ(env->source, "");  // `coll` then asks sweep::DetectSpmd
-  ScopedEnv g("RANK", "3"), h("WORLD_SIZE", "4"), i("LOCAL_RANK", "1");
-  env = RankFromEnvironment();
-  ASSERT_TRUE(env.ok());
-  EXPECT_EQ(env->source, "RANK");
-  EXPECT_EQ(env->rank, 3);
-  EXPECT_EQ(env->local_rank, 1);
-}
-
-TEST(RankFromEnvironment, RejectsBadNumbers) {
-  ScopedEnv a("FABCHECK_RANK", "3"), b("FABCHECK_WORLD_SIZE", "2");
-  auto env = RankFromEnvironment();
-  ASSERT_FALSE(env.ok());
-  EXPECT_NE(env.status().message().find("FABCHECK_RANK=3"), std::string::npos);
-  ScopedEnv c("FABCHECK_RANK", "one");
-  EXPECT_FALSE(RankFromEnvironment().ok());
-}
-
-RendezvousConfig FileConfig(int rank, int size, double timeout) {
-  RendezvousConfig c;
+RankExchangeConfig FileConfig(int rank, int size, double timeout) {
+  RankExchangeConfig c;
   c.rank = rank;
   c.world_size = size;
   c.timeout_seconds = timeout;
   return c;
 }
 
-TEST(FileRendezvous, PassesRankZerosIdAndGathersResults) {
+TEST(FileRankExchange, PassesRankZerosIdAndGathersResults) {
   std::string path = ::testing::TempDir() + "/fc-coll-id-" + std::to_string(::getpid());
   std::remove(path.c_str());
-  auto r0 = MakeRendezvous("file:" + path, FileConfig(0, 2, 10));
-  auto r1 = MakeRendezvous("file:" + path, FileConfig(1, 2, 10));
+  auto r0 = MakeRankExchange("file:" + path, FileConfig(0, 2, 10));
+  auto r1 = MakeRankExchange("file:" + path, FileConfig(1, 2, 10));
   ASSERT_TRUE(r0.ok() && r1.ok());
   dl::ncclUniqueId id{};
   std::memset(id.internal, 0x5a, sizeof(id.internal));
@@ -109,27 +77,19 @@ TEST(FileRendezvous, PassesRankZerosIdAndGathersResults) {
   std::remove((path + ".rank1.json").c_str());
 }
 
-TEST(FileRendezvous, TimesOutWithAClearMessage) {
-  auto r = MakeRendezvous("file:" + ::testing::TempDir() + "/fc-coll-never", FileConfig(3, 4, 0.1));
+TEST(FileRankExchange, TimesOutWithAClearMessage) {
+  auto r = MakeRankExchange("file:" + ::testing::TempDir() + "/fc-coll-never", FileConfig(3, 4, 0.1));
   ASSERT_TRUE(r.ok());
   auto got = (*r)->Exchange(3, "h", dl::ncclUniqueId{});
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(got.status().message().find("rank 3"), std::string::npos);
   // Rank 0 names a rank that never wrote its result.
-  auto r0 = MakeRendezvous("file:" + ::testing::TempDir() + "/fc-coll-never", FileConfig(0, 2, 0.1));
+  auto r0 = MakeRankExchange("file:" + ::testing::TempDir() + "/fc-coll-never", FileConfig(0, 2, 0.1));
   ASSERT_TRUE(r0.ok());
   auto all = (*r0)->Gather(RankOutcome{});
   ASSERT_TRUE(all.ok());
   EXPECT_NE((*all)[1].error.find("rank 1 never wrote"), std::string::npos);
-}
-
-TEST(LocalRankFromEnvironment, ReadsTheLaunchersLocalRank) {
-  ScopedEnv a("FABCHECK_LOCAL_RANK", nullptr), b("OMPI_COMM_WORLD_LOCAL_RANK", nullptr), c("MPI_LOCALRANKID", nullptr),
-      d("LOCAL_RANK", nullptr), e("SLURM_LOCALID", "5");
-  EXPECT_EQ(LocalRankFromEnvironment(), 5);
-  ScopedEnv f("SLURM_LOCALID", nullptr);
-  EXPECT_EQ(LocalRankFromEnvironment(), std::nullopt);
 }
 
 }  // namespace

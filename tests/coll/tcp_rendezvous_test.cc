@@ -141,13 +141,13 @@ TEST(MergeRankOutcomes, ListsEveryRankAndFailsTheOnesThatDidNotRun) {
 
 // ---- over loopback, ranks as threads ----
 
-int PortOf(const Rendezvous& r) {
+int PortOf(const RankExchange& r) {
   std::string d = r.Describe();
   return std::stoi(d.substr(d.rfind(':') + 1));
 }
 
-RendezvousConfig Config(int rank, int size, double timeout, std::optional<std::string> token = std::nullopt) {
-  RendezvousConfig c;
+RankExchangeConfig Config(int rank, int size, double timeout, std::optional<std::string> token = std::nullopt) {
+  RankExchangeConfig c;
   c.rank = rank;
   c.world_size = size;
   c.timeout_seconds = timeout;
@@ -155,8 +155,8 @@ RendezvousConfig Config(int rank, int size, double timeout, std::optional<std::s
   return c;
 }
 
-TEST(TcpRendezvous, RanksMeetGetRankZerosIdAndReportBack) {
-  auto r0 = MakeRendezvous("tcp:127.0.0.1:0", Config(0, 3, 10, "secret"));
+TEST(TcpRankExchange, RanksMeetGetRankZerosIdAndReportBack) {
+  auto r0 = MakeRankExchange("tcp:127.0.0.1:0", Config(0, 3, 10, "secret"));
   ASSERT_TRUE(r0.ok()) << r0.status().ToString();
   const std::string spec = "tcp:127.0.0.1:" + std::to_string(PortOf(**r0));
   auto id = TestId(7);
@@ -164,7 +164,7 @@ TEST(TcpRendezvous, RanksMeetGetRankZerosIdAndReportBack) {
   std::vector<std::thread> threads;
   for (int r = 1; r < 3; ++r) {
     threads.emplace_back([&, r] {
-      auto rv = MakeRendezvous(spec, Config(r, 3, 10, "secret"));
+      auto rv = MakeRankExchange(spec, Config(r, 3, 10, "secret"));
       if (!rv.ok()) return void(got[r] = rv.status());
       got[r] = (*rv)->Exchange(r, r == 1 ? "nodeA" : "nodeB", dl::ncclUniqueId{});
       RankOutcome o;
@@ -193,14 +193,14 @@ TEST(TcpRendezvous, RanksMeetGetRankZerosIdAndReportBack) {
   EXPECT_EQ((*all)[2].cuda_device, 2);
 }
 
-TEST(TcpRendezvous, AMissingRankIsNamedAfterTheTimeout) {
+TEST(TcpRankExchange, AMissingRankIsNamedAfterTheTimeout) {
   auto server = RendezvousServer::Start("127.0.0.1", 0, 3, std::nullopt);
   ASSERT_TRUE(server.ok());
   const std::string spec = "join:127.0.0.1:" + std::to_string((*server)->port());
-  auto r1 = MakeRendezvous(spec, Config(1, 3, 10));
+  auto r1 = MakeRankExchange(spec, Config(1, 3, 10));
   ASSERT_TRUE(r1.ok());
   std::thread other([&] { (void)(*r1)->Exchange(1, "h", dl::ncclUniqueId{}); });
-  auto r0 = MakeRendezvous(spec, Config(0, 3, 0.8));
+  auto r0 = MakeRankExchange(spec, Config(0, 3, 0.8));
   ASSERT_TRUE(r0.ok());
   auto got = (*r0)->Exchange(0, "h", TestId(3));
   ASSERT_FALSE(got.ok());
@@ -214,10 +214,10 @@ TEST(TcpRendezvous, AMissingRankIsNamedAfterTheTimeout) {
   other.join();
 }
 
-TEST(TcpRendezvous, WrongTokenIsRefusedAtOnce) {
+TEST(TcpRankExchange, WrongTokenIsRefusedAtOnce) {
   auto server = RendezvousServer::Start("127.0.0.1", 0, 2, std::string("right"));
   ASSERT_TRUE(server.ok());
-  auto r1 = MakeRendezvous("join:127.0.0.1:" + std::to_string((*server)->port()), Config(1, 2, 30, "wrong"));
+  auto r1 = MakeRankExchange("join:127.0.0.1:" + std::to_string((*server)->port()), Config(1, 2, 30, "wrong"));
   ASSERT_TRUE(r1.ok());
   auto got = (*r1)->Exchange(1, "h", dl::ncclUniqueId{});
   ASSERT_FALSE(got.ok());
@@ -225,7 +225,7 @@ TEST(TcpRendezvous, WrongTokenIsRefusedAtOnce) {
   EXPECT_NE(got.status().message().find("refused our token"), std::string::npos);
 }
 
-TEST(TcpRendezvous, GarbageOnTheWireIsNamedAndDoesNotStopTheRun) {
+TEST(TcpRankExchange, GarbageOnTheWireIsNamedAndDoesNotStopTheRun) {
   auto server = RendezvousServer::Start("127.0.0.1", 0, 2, std::nullopt);
   ASSERT_TRUE(server.ok());
   const int port = (*server)->port();
@@ -250,8 +250,8 @@ TEST(TcpRendezvous, GarbageOnTheWireIsNamedAndDoesNotStopTheRun) {
   // The real ranks still meet.
   const std::string spec = "join:127.0.0.1:" + std::to_string(port);
   Result<Meeting> got1 = InternalError("not run");
-  std::thread t([&] { got1 = (*MakeRendezvous(spec, Config(1, 2, 10)))->Exchange(1, "h", dl::ncclUniqueId{}); });
-  auto got0 = (*MakeRendezvous(spec, Config(0, 2, 10)))->Exchange(0, "h", TestId(4));
+  std::thread t([&] { got1 = (*MakeRankExchange(spec, Config(1, 2, 10)))->Exchange(1, "h", dl::ncclUniqueId{}); });
+  auto got0 = (*MakeRankExchange(spec, Config(0, 2, 10)))->Exchange(0, "h", TestId(4));
   t.join();
   ASSERT_TRUE(got0.ok()) << got0.status().ToString();
   ASSERT_TRUE(got1.ok()) << got1.status().ToString();
@@ -260,7 +260,7 @@ TEST(TcpRendezvous, GarbageOnTheWireIsNamedAndDoesNotStopTheRun) {
   EXPECT_NE(problems[0].find("127.0.0.1 sent a join that is not a JSON object"), std::string::npos);
 }
 
-TEST(TcpRendezvous, SomethingElseOnThePortIsNotTakenForARendezvous) {
+TEST(TcpRankExchange, SomethingElseOnThePortIsNotTakenForARendezvous) {
   httplib::Server other;
   other.Post("/v1/coll/join", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("<html>hello</html>", "text/html");
@@ -268,7 +268,7 @@ TEST(TcpRendezvous, SomethingElseOnThePortIsNotTakenForARendezvous) {
   int port = other.bind_to_any_port("127.0.0.1");
   ASSERT_GT(port, 0);
   std::thread t([&] { other.listen_after_bind(); });
-  auto r1 = MakeRendezvous("join:127.0.0.1:" + std::to_string(port), Config(1, 2, 30));
+  auto r1 = MakeRankExchange("join:127.0.0.1:" + std::to_string(port), Config(1, 2, 30));
   ASSERT_TRUE(r1.ok());
   auto got = (*r1)->Exchange(1, "h", dl::ncclUniqueId{});
   other.stop();
@@ -278,12 +278,12 @@ TEST(TcpRendezvous, SomethingElseOnThePortIsNotTakenForARendezvous) {
       << got.status().message();
 }
 
-TEST(TcpRendezvous, NobodyListeningTimesOutNamingTheAddress) {
+TEST(TcpRankExchange, NobodyListeningTimesOutNamingTheAddress) {
   auto server = RendezvousServer::Start("127.0.0.1", 0, 2, std::nullopt);
   ASSERT_TRUE(server.ok());
   int port = (*server)->port();
   server->reset();  // the port is now closed
-  auto r1 = MakeRendezvous("join:127.0.0.1:" + std::to_string(port), Config(1, 2, 0.5));
+  auto r1 = MakeRankExchange("join:127.0.0.1:" + std::to_string(port), Config(1, 2, 0.5));
   ASSERT_TRUE(r1.ok());
   auto got = (*r1)->Exchange(1, "h", dl::ncclUniqueId{});
   ASSERT_FALSE(got.ok());
@@ -292,10 +292,10 @@ TEST(TcpRendezvous, NobodyListeningTimesOutNamingTheAddress) {
   EXPECT_NE(got.status().message().find("127.0.0.1:" + std::to_string(port)), std::string::npos);
 }
 
-TEST(MakeRendezvous, ParsesSpecs) {
-  EXPECT_FALSE(MakeRendezvous("udp:host:1", Config(1, 2, 1)).ok());
-  EXPECT_FALSE(MakeRendezvous("tcp:", Config(1, 2, 1)).ok());
-  auto r = MakeRendezvous("tcp:node01", Config(1, 2, 1));
+TEST(MakeRankExchange, ParsesSpecs) {
+  EXPECT_FALSE(MakeRankExchange("udp:host:1", Config(1, 2, 1)).ok());
+  EXPECT_FALSE(MakeRankExchange("tcp:", Config(1, 2, 1)).ok());
+  auto r = MakeRankExchange("tcp:node01", Config(1, 2, 1));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ((*r)->Describe(), "tcp:node01:18523");
 }

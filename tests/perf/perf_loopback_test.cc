@@ -4,10 +4,11 @@
 
 #include <sys/socket.h>
 
+#include <atomic>
 #include <thread>
+#include <vector>
 
 #include "perf/engine.h"
-#include "perf/hmac.h"
 #include "perf/server.h"
 
 namespace fabcheck::perf {
@@ -344,6 +345,41 @@ TEST(FakeServerTest, ServerGoneMidTest) {
   EXPECT_TRUE(m.find("closed by the peer") != std::string::npos || m.find("ECONNRESET") != std::string::npos) << m;
   EXPECT_NE(m.find("server 127.0.0.1:"), std::string::npos) << m;
   EXPECT_NE(m.find("tcp.listen"), std::string::npos) << m;
+}
+
+// Issue: 24 idle sockets reopened as fast as the server closed them locked out
+// every `perf run`. Idle ones now make room for real clients.
+TEST_F(LoopbackTest, IdleConnectionsReopenedDoNotLockOutClients) {
+  StartServer();
+  std::atomic<bool> done{false};
+  std::thread attacker([&] {
+    std::vector<UniqueFd> idle;
+    while (!done.load()) {
+      // Keep 24 connections open that never say hello (the server allows 20 in
+      // progress), reopening the closed ones every 20 ms.
+      for (auto it = idle.begin(); it != idle.end();) {
+        char c;
+        ssize_t n = ::recv(it->get(), &c, 1, MSG_DONTWAIT);
+        it = n == 0 || (n < 0 && errno != EAGAIN) ? idle.erase(it) : it + 1;
+      }
+      while (idle.size() < 24) {
+        auto fd = ConnectTcp("127.0.0.1", server_->port(), 1s);
+        if (!fd.ok()) break;
+        idle.push_back(std::move(*fd));
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  std::this_thread::sleep_for(600ms);
+  int served = 0;
+  for (int i = 0; i < 12; ++i) {
+    auto r = RunClient(Client(Bw(4096, 20)));
+    if (r.ok() && r->ok()) ++served;
+  }
+  done = true;
+  attacker.join();
+  EXPECT_EQ(served, 12);
+  EXPECT_GT(server_->connections_evicted(), 0u);
 }
 
 }  // namespace

@@ -10,12 +10,19 @@
 namespace fabcheck::sweep {
 namespace {
 
-EnvLookup Env(std::map<std::string, std::string> vars) {
+net::EnvLookup Env(std::map<std::string, std::string> vars) {
   return [vars](const char* name) -> std::optional<std::string> {
     auto it = vars.find(name);
     if (it == vars.end()) return std::nullopt;
     return it->second;
   };
+}
+
+net::LaunchRank Rank(int rank, int size) {
+  net::LaunchRank r;
+  r.rank = rank;
+  r.size = size;
+  return r;
 }
 
 TEST(DiscoveryTest, AgentListWithDefaultsAndIpv6) {
@@ -53,53 +60,33 @@ TEST(DiscoveryTest, AgentsFileNamesTheBadLine) {
   std::remove(path.c_str());
 }
 
-TEST(DiscoveryTest, LaunchersFromTheEnvironment) {
-  auto ompi = DetectSpmd(Env({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"}}), 0);
-  ASSERT_TRUE(ompi.ok() && ompi->has_value());
-  EXPECT_EQ((*ompi)->rank, 3);
-  EXPECT_EQ((*ompi)->size, 8);
-  auto slurm = DetectSpmd(Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "64"}}), 0);
-  ASSERT_TRUE(slurm.ok() && slurm->has_value());
-  EXPECT_EQ((*slurm)->size, 64);
-  auto pmi = DetectSpmd(Env({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}), 0);
-  ASSERT_TRUE(pmi.ok() && pmi->has_value());
-  auto pmix = DetectSpmd(Env({{"PMIX_RANK", "5"}, {"SLURM_NTASKS", "6"}}), 0);
-  ASSERT_TRUE(pmix.ok() && pmix->has_value());
-  EXPECT_EQ((*pmix)->size, 6);
-  auto k8s = DetectSpmd(Env({{"JOB_COMPLETION_INDEX", "2"}}), 4);
-  ASSERT_TRUE(k8s.ok() && k8s->has_value());
-  EXPECT_EQ((*k8s)->rank, 2);
-  EXPECT_EQ((*k8s)->size, 4);
-  auto none = DetectSpmd(Env({}), 0);
+TEST(DiscoveryTest, ASweepNeedsTwoRanks) {
+  auto one = DetectSweepRank(Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}), 0);
+  ASSERT_FALSE(one.ok());
+  EXPECT_NE(one.status().message().find("at least two"), std::string::npos) << one.status().message();
+  auto two = DetectSweepRank(Env({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}}), 0);
+  ASSERT_TRUE(two.ok() && two->has_value());
+  EXPECT_EQ((*two)->rank, 1);
+  auto none = DetectSweepRank(Env({}), 0);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
 }
 
-TEST(DiscoveryTest, BadLauncherValuesAreErrors) {
-  auto no_world = DetectSpmd(Env({{"JOB_COMPLETION_INDEX", "2"}}), 0);
-  ASSERT_FALSE(no_world.ok());
-  EXPECT_NE(no_world.status().message().find("--world"), std::string::npos);
-  EXPECT_FALSE(DetectSpmd(Env({{"SLURM_PROCID", "x"}, {"SLURM_NTASKS", "4"}}), 0).ok());
-  EXPECT_FALSE(DetectSpmd(Env({{"SLURM_PROCID", "4"}, {"SLURM_NTASKS", "4"}}), 0).ok());
-  EXPECT_FALSE(DetectSpmd(Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}), 5).ok());
-  EXPECT_FALSE(DetectSpmd(Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}), 0).ok());
-}
-
-TEST(DiscoveryTest, RendezvousOnLoopback) {
-  auto r = Rendezvous::Start("127.0.0.1", 0, 3, std::string("s3cret"));
+TEST(DiscoveryTest, AgentRegistryOnLoopback) {
+  auto r = AgentRegistry::Start("127.0.0.1", 0, 3, std::string("s3cret"));
   ASSERT_TRUE(r.ok()) << r.status().message();
   control::HostPort at{"127.0.0.1", (*r)->port()};
   (*r)->AddSelf(0, {"127.0.0.1", 1000});
   std::atomic<bool> stop{false};
   // A wrong token is refused at once, not retried until the timeout.
-  Status wrong = JoinRendezvous(at, {1, 3, ""}, 1001, std::string("nope"), std::chrono::seconds(5), &stop);
+  Status wrong = JoinRendezvous(at, Rank(1, 3), 1001, std::string("nope"), std::chrono::seconds(5), &stop);
   EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument) << wrong.message();
-  EXPECT_TRUE(JoinRendezvous(at, {1, 3, ""}, 1001, std::string("s3cret"), std::chrono::seconds(5), &stop).ok());
+  EXPECT_TRUE(JoinRendezvous(at, Rank(1, 3), 1001, std::string("s3cret"), std::chrono::seconds(5), &stop).ok());
   auto partial = (*r)->WaitForAll(std::chrono::milliseconds(300), &stop);
   ASSERT_FALSE(partial.ok());
   EXPECT_NE(partial.status().message().find("missing ranks 2"), std::string::npos) << partial.status().message();
   std::thread late([&] {
-    EXPECT_TRUE(JoinRendezvous(at, {2, 3, ""}, 1002, std::string("s3cret"), std::chrono::seconds(5), &stop).ok());
+    EXPECT_TRUE(JoinRendezvous(at, Rank(2, 3), 1002, std::string("s3cret"), std::chrono::seconds(5), &stop).ok());
   });
   auto all = (*r)->WaitForAll(std::chrono::seconds(5), &stop);
   late.join();
@@ -114,7 +101,7 @@ TEST(DiscoveryTest, JoinGivesUpAtItsDeadline) {
   std::atomic<bool> stop{false};
   // Port 1 on loopback: nobody listens; the join must end at its timeout.
   auto t0 = std::chrono::steady_clock::now();
-  Status s = JoinRendezvous({"127.0.0.1", 1}, {1, 2, ""}, 5, std::nullopt, std::chrono::milliseconds(800), &stop);
+  Status s = JoinRendezvous({"127.0.0.1", 1}, Rank(1, 2), 5, std::nullopt, std::chrono::milliseconds(800), &stop);
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }

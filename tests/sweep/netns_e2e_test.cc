@@ -65,6 +65,7 @@ class NetnsSweepTest : public ::testing::Test {
     dir_ = ::testing::TempDir() + "/" + Prefix() + "e2e";
     Sh("mkdir -p " + dir_);
     std::ofstream(dir_ + "/token") << "fcsw-e2e-token\n";
+    ::chmod((dir_ + "/token").c_str(), 0600);  // the token policy refuses files others can read
     PlantFaults();
     StartAgents();
     RunSweep();

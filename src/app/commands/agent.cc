@@ -11,6 +11,7 @@
 #include "control/server.h"
 #include "fabcheck/version.h"
 #include "ladder/node_service.h"
+#include "net/auth.h"
 #include "sweep/agent.h"
 
 namespace {
@@ -44,7 +45,7 @@ int RunAgent(const AgentOptions& o) {
   config.perf_port = o.perf_port;
   config.name = o.name;
   if (!o.token_file.empty()) {
-    auto token = control::ReadTokenFile(o.token_file);
+    auto token = net::ReadTokenFile(o.token_file);
     if (!token.ok()) {
       std::cerr << "fabcheck agent: " << token.status().message() << "\n";
       return kExitError;

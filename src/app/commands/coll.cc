@@ -12,13 +12,9 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/units.h"
-#include "base/units.h"
 #include "coll/coll.h"
-#include "coll/launch.h"
-#include "coll/tcp_rendezvous.h"
-#include "control/server.h"
+#include "coll/job.h"
 #include "diagnose/engine.h"
-#include "sweep/discovery.h"
 
 namespace {
 
@@ -51,53 +47,9 @@ struct Options {
   double timeout = 1800;
 };
 
-int Worst(const fabcheck::model::CollReport& report) {
-  using fabcheck::model::Severity;
-  Severity worst = Severity::kPass;
-  for (const auto& f : report.findings) worst = std::max(worst, f.severity);
-  if (worst == Severity::kFail) return fabcheck::kExitFailures;
-  if (worst == Severity::kWarn) return fabcheck::kExitWarnings;
-  return fabcheck::kExitOk;
-}
-
 int Fail(const fabcheck::Status& status) {
   std::cerr << "fabcheck coll: " << status.message() << "\n";
   return status.code() == fabcheck::StatusCode::kInvalidArgument ? fabcheck::kExitUsage : fabcheck::kExitError;
-}
-
-// A fresh random token for the local ranks of --nprocs (so another user's
-// process on this node cannot join or read the NCCL id).
-std::string RandomToken() {
-  unsigned char bytes[16] = {};
-  if (FILE* f = std::fopen("/dev/urandom", "rb")) {
-    if (std::fread(bytes, 1, sizeof(bytes), f) != sizeof(bytes)) bytes[0] ^= 1;
-    std::fclose(f);
-  }
-  std::string out;
-  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
-  return out;
-}
-
-// Who this process is: fabcheck's own launcher and torchrun first (coll's),
-// then mpirun/PMI/PMIx/Slurm/Indexed Job exactly as `sweep` reads them.
-fabcheck::Result<fabcheck::coll::RankEnv> DetectRank(int world) {
-  using namespace fabcheck;
-  ASSIGN_OR_RETURN(coll::RankEnv env, coll::RankFromEnvironment());
-  if (!env.source.empty()) return env;
-  ASSIGN_OR_RETURN(auto spmd, sweep::DetectSpmd(sweep::ProcessEnv(), world, /*min_size=*/1));
-  if (!spmd) return env;
-  env.rank = spmd->rank;
-  env.world_size = spmd->size;
-  env.local_rank = coll::LocalRankFromEnvironment().value_or(-1);
-  env.source = spmd->source;
-  return env;
-}
-
-std::string TempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fabcheck-coll-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) return "";
-  return pattern;
 }
 
 int Run(const Options& o) {
@@ -131,104 +83,24 @@ int Run(const Options& o) {
   if (!rdv_timeout.ok() || *rdv_timeout <= 0) {
     return Fail(InvalidArgumentError("--rendezvous-timeout: give a duration like 300s or 5m"));
   }
-  if (o.world < 0) return Fail(InvalidArgumentError("--world must be positive"));
-  auto env = DetectRank(o.world);
-  if (!env.ok()) return Fail(env.status());
-  std::optional<std::string> token;
-  if (const char* t = std::getenv("FABCHECK_RENDEZVOUS_TOKEN"); t != nullptr && *t != '\0') {
-    // Set by --nprocs for its ranks: it wins over a FABCHECK_TOKEN_FILE meant for sweep/agent.
-    token = t;
-  } else if (!o.token_file.empty()) {
-    auto t = control::ReadTokenFile(o.token_file);
-    if (!t.ok()) return Fail(InvalidArgumentError(t.status().message()));
-    token = *t;
-  }
-  char hostname[256] = {};
-  ::gethostname(hostname, sizeof(hostname) - 1);
-  coll::RankSetup setup;
-  std::string log_dir = o.log_dir;
-  if (const char* d = std::getenv("FABCHECK_NCCL_LOG_DIR"); log_dir.empty() && d != nullptr) log_dir = d;
-
-  if (env->world_size > 1) {
-    // Started as one rank of many (by --nprocs, Slurm, mpirun, PMI, an
-    // Indexed Job or torchrun).
-    std::string spec = o.rendezvous;
-    if (spec.empty() && !o.coordinator.empty()) spec = "tcp:" + o.coordinator;
-    if (const char* r = std::getenv("FABCHECK_RENDEZVOUS"); spec.empty() && r != nullptr) spec = r;
-    if (spec.empty()) {
-      return Fail(InvalidArgumentError(fmt::format(
-          "this is rank {} of {} ({}): give every rank --coordinator HOST:PORT (rank 0's host; it listens there) "
-          "or --rendezvous file:/shared/path",
-          env->rank, env->world_size, env->source)));
-    }
-    coll::RendezvousConfig config;
-    config.rank = env->rank;
-    config.world_size = env->world_size;
-    config.timeout_seconds = *rdv_timeout;
-    config.token = token;
-    auto rendezvous = coll::MakeRendezvous(spec, config);
-    if (!rendezvous.ok()) return Fail(rendezvous.status().WithContext("rank " + std::to_string(env->rank)));
-    setup.single_process = false;
-    setup.env = *env;
-    setup.rendezvous = rendezvous->get();
-    setup.host = hostname;
-    if (log_dir.empty()) log_dir = "/tmp/fabcheck-coll-logs";
-    auto report = coll::RunColl(options, setup, log_dir);
-    coll::RankOutcome outcome = coll::OutcomeOf(report, env->rank, hostname);
-    if (env->rank != 0 || !report.ok()) {
-      // Rank 0 collects every rank's outcome; a failure also tells the
-      // ranks still waiting at the rendezvous to stop.
-      Status sent = (*rendezvous)->Report(outcome);
-      if (!sent.ok()) LOG_WARN("coll", "{}", sent.message());
-      if (!report.ok()) return Fail(report.status().WithContext("rank " + std::to_string(env->rank)));
-      return Worst(*report);
-    }
-    auto outcomes = (*rendezvous)->Gather(outcome);
-    if (!outcomes.ok()) return Fail(outcomes.status().WithContext("rank 0 collecting the ranks' results"));
-    coll::MergeRankOutcomes(*outcomes, &*report);
-    AddNcclFindings(&*report);
-    std::cout << (o.json ? ToJsonText(nlohmann::json(*report), 2) + "\n" : coll::FormatCollReport(*report));
-    return Worst(*report);
-  }
-
-  if (o.nprocs > 1) {
-    std::string dir = TempDir();
-    if (dir.empty()) return Fail(UnavailableError("cannot create a temporary directory for the ranks (set TMPDIR)"));
-    if (log_dir.empty()) log_dir = dir + "/logs";
-    Status logging = coll::SetupNcclLogging(log_dir);
-    if (!logging.ok()) return Fail(logging);
-    coll::LaunchSpec launch;
-    launch.nprocs = o.nprocs;
-    launch.timeout_seconds = o.timeout;
-    launch.argv = {"fabcheck", "coll", "--op", o.op, "--sizes", o.sizes, "--dtype", o.dtype, "--redop", o.redop,
-                   "--root", std::to_string(o.root), "--iters", std::to_string(o.iters), "--warmup",
-                   std::to_string(o.warmup)};
-    if (o.check) launch.argv.push_back("--check");
-    if (o.json) launch.argv.push_back("--json");
-    launch.argv.insert(launch.argv.end(), {"--rendezvous-timeout", o.rendezvous_timeout});
-    // This process serves the rendezvous on loopback; the ranks join it.
-    std::string local_token = RandomToken();
-    auto server = coll::RendezvousServer::Start("127.0.0.1", 0, o.nprocs, local_token);
-    if (!server.ok()) return Fail(server.status());
-    launch.env = {{"FABCHECK_RENDEZVOUS", fmt::format("join:127.0.0.1:{}", (*server)->port())},
-                  {"FABCHECK_RENDEZVOUS_TOKEN", local_token},
-                  {"FABCHECK_NCCL_LOG_DIR", log_dir}};
-    auto code = coll::LaunchLocalRanks(launch);
-    for (const auto& problem : (*server)->Problems()) LOG_WARN("coll", "rendezvous: {}", problem);
-    if (!code.ok()) return Fail(code.status());
-    return *code;
-  }
-
-  if (log_dir.empty()) {
-    std::string dir = TempDir();
-    if (dir.empty()) return Fail(UnavailableError("cannot create a temporary directory for NCCL's log (set TMPDIR)"));
-    log_dir = dir;
-  }
-  auto report = coll::RunColl(options, setup, log_dir);
-  if (!report.ok()) return Fail(report.status());
-  AddNcclFindings(&*report);
-  std::cout << (o.json ? ToJsonText(nlohmann::json(*report), 2) + "\n" : coll::FormatCollReport(*report));
-  return Worst(*report);
+  coll::JobOptions job;
+  job.coll = options;
+  job.nprocs = o.nprocs;
+  job.rendezvous = o.rendezvous;
+  job.coordinator = o.coordinator;
+  job.world = o.world;
+  job.token_file = o.token_file;
+  job.rendezvous_timeout_s = *rdv_timeout;
+  job.log_dir = o.log_dir;
+  job.launch_timeout_s = o.timeout;
+  job.argv = app::CommandLine();
+  auto outcome = coll::RunJob(job);
+  if (!outcome.ok()) return Fail(outcome.status());
+  if (!outcome->report) return outcome->exit_code;
+  model::CollReport& report = *outcome->report;
+  AddNcclFindings(&report);
+  std::cout << (o.json ? ToJsonText(nlohmann::json(report), 2) + "\n" : coll::FormatCollReport(report));
+  return coll::ExitCodeOf(report);
 }
 
 fabcheck::app::RunFn Setup(CLI::App& root) {

@@ -14,6 +14,8 @@
 #include "base/units.h"
 #include "control/netif.h"
 #include "control/server.h"
+#include "net/auth.h"
+#include "net/rank.h"
 #include "sweep/agent.h"
 #include "sweep/discovery.h"
 #include "sweep/render.h"
@@ -108,7 +110,7 @@ int RunSweepCommand(const Options& o) {
 
   std::optional<std::string> token;
   if (!o.token_file.empty()) {
-    auto t = control::ReadTokenFile(o.token_file);
+    auto t = net::ReadTokenFile(o.token_file);
     if (!t.ok()) {
       std::cerr << "fabcheck sweep: " << t.status().message() << "\n";
       return kExitError;
@@ -123,14 +125,14 @@ int RunSweepCommand(const Options& o) {
   // Members: a list, a file, or the SPMD launch.
   std::vector<control::HostPort> agents;
   std::unique_ptr<sweep::LocalAgent> own_agent;
-  std::unique_ptr<sweep::Rendezvous> rendezvous;
+  std::unique_ptr<sweep::AgentRegistry> rendezvous;
   if (!o.agents.empty() || !o.agents_file.empty()) {
     auto list = !o.agents.empty() ? sweep::ParseAgentList(o.agents, control::kDefaultControlPort)
                                    : sweep::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
     if (!list.ok()) return Usage(list.status().message());
     agents = *list;
   } else {
-    auto spmd = sweep::DetectSpmd(sweep::ProcessEnv(), o.world);
+    auto spmd = sweep::DetectSweepRank(net::ProcessEnv(), o.world);
     if (!spmd.ok()) return Usage(spmd.status().message());
     if (!*spmd) {
       return Usage("no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
@@ -139,7 +141,7 @@ int RunSweepCommand(const Options& o) {
     if (o.coordinator.empty()) return Usage("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
     auto coordinator = control::ParseHostPort(o.coordinator, 18522);
     if (!coordinator.ok()) return Usage("--coordinator " + coordinator.status().message());
-    const sweep::SpmdRank me = **spmd;
+    const net::LaunchRank me = **spmd;
     LOG_INFO("sweep", "rank {} of {} (from {})", me.rank, me.size, me.source);
     auto config = AgentConfigFrom(o, token);
     if (!config.ok()) return Usage(config.status().message());
@@ -158,7 +160,7 @@ int RunSweepCommand(const Options& o) {
       }
       return kExitOk;  // rank 0 prints the result
     }
-    auto r = sweep::Rendezvous::Start("0.0.0.0", coordinator->port, me.size, token);
+    auto r = sweep::AgentRegistry::Start("0.0.0.0", coordinator->port, me.size, token);
     if (!r.ok()) {
       std::cerr << "fabcheck sweep: " << r.status().message() << "\n";
       return kExitError;

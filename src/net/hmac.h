@@ -1,7 +1,7 @@
 // SHA-256 and HMAC-SHA256 (FIPS 180-4, RFC 2104) for the token challenge of
-// the perf control protocol, plus the few helpers around them. Written here
+// the perf control protocol (net/auth.h), plus the few helpers around them. Written here
 // to keep fabcheck free of a crypto library dependency for one MAC; checked
-// against the FIPS and RFC 4231 test vectors in tests/perf.
+// against the FIPS and RFC 4231 test vectors in tests/net.
 #pragma once
 
 #include <array>
@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 
-namespace fabcheck::perf {
+namespace fabcheck::net {
 
 using Digest = std::array<uint8_t, 32>;
 
@@ -20,9 +20,7 @@ Digest HmacSha256(std::string_view key, std::string_view message);
 
 std::string ToHex(std::string_view bytes);
 std::string ToHex(const Digest& digest);
-// Compares in time independent of where the inputs differ (no timing oracle).
-bool ConstantTimeEqual(std::string_view a, std::string_view b);
 // `n` bytes from the kernel's CSPRNG (getrandom).
 Result<std::string> RandomBytes(size_t n);
 
-}  // namespace fabcheck::perf
+}  // namespace fabcheck::net

@@ -1,11 +1,11 @@
-#include "perf/hmac.h"
+#include "net/hmac.h"
 
 #include <sys/random.h>
 
 #include <cerrno>
 #include <cstring>
 
-namespace fabcheck::perf {
+namespace fabcheck::net {
 
 namespace {
 
@@ -63,8 +63,7 @@ void Compress(uint32_t state[8], const uint8_t block[64]) {
 }  // namespace
 
 Digest Sha256(std::string_view data) {
-  uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  uint32_t state[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   const auto* p = reinterpret_cast<const uint8_t*>(data.data());
   size_t n = data.size();
   size_t full = n / 64;
@@ -120,13 +119,6 @@ std::string ToHex(const Digest& digest) {
   return ToHex(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
-bool ConstantTimeEqual(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 Result<std::string> RandomBytes(size_t n) {
   std::string out(n, '\0');
   size_t got = 0;
@@ -141,4 +133,4 @@ Result<std::string> RandomBytes(size_t n) {
   return out;
 }
 
-}  // namespace fabcheck::perf
+}  // namespace fabcheck::net
