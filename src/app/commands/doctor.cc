@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "checks/registry.h"
@@ -52,9 +53,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "Check one node for everything that silently breaks RDMA: ports, PCIe, GPU-NIC topology, MTU, GIDs,\n"
       "RoCE QoS (PFC/ECN/trust), GPUDirect prerequisites, container limits and NCCL settings");
   auto flags = std::make_shared<DoctorFlags>();
-  cmd->add_option("--sysroot", flags->options.sysroot,
-                  "Check a captured node instead of this one: a directory holding sys/ (and proc/), or a\n"
-                  "capture from `fabcheck snapshot -o FILE.tar.gz`");
+  fabcheck::app::Tunables(cmd, "doctor")
+      .Path("--sysroot", flags->options.sysroot,
+            "Check a captured node instead of this one: a directory holding sys/ (and proc/), or a\n"
+            "capture from `fabcheck snapshot -o FILE.tar.gz`");
   cmd->add_option("--profile", flags->options.profile,
                   "Expected hardware of the machine type (YAML, see profiles/): GPU and NIC counts, link layer,\n"
                   "rate, PCIe generation/width, MTU, PFC priority. Without it expectations come from the node");

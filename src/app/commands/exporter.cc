@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/log.h"
 #include "base/units.h"
@@ -165,9 +166,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   auto flags = std::make_shared<ExporterFlags>();
   cmd->add_option("--listen", flags->listen, "Address to serve /metrics and /healthz on (ADDR:PORT, :PORT, [IPv6]:PORT)")
       ->capture_default_str();
-  cmd->add_option("--sysroot", flags->sysroot,
-                  "Read this sysroot instead of the node: a directory with sys/ or a `fabcheck snapshot` capture")
-      ->capture_default_str();
+  fabcheck::app::Tunables(cmd, "exporter")
+      .Path("--sysroot", flags->sysroot,
+            "Read this sysroot instead of the node: a directory with sys/ or a `fabcheck snapshot` capture");
   cmd->add_option("--kubelet-socket", flags->kubelet_socket,
                   "Kubelet PodResources socket for pod/namespace/container labels; 'auto' uses "
                   "/var/lib/kubelet/pod-resources/kubelet.sock when present, 'none' turns pod labels off")

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
@@ -44,9 +45,10 @@ int Run(const Options& options) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("inventory", "Show RDMA devices and ports, netdevs, GPUs, NICs, PCIe paths and NUMA");
   auto options = std::make_shared<Options>();
-  cmd->add_option("--sysroot", options->sysroot,
-                  "Read this directory (a copy of a node's /sys and /proc) or capture (.tar.gz from "
-                  "`fabcheck snapshot`) instead of the running node");
+  fabcheck::app::Tunables(cmd, "inventory")
+      .Path("--sysroot", options->sysroot,
+            "Read this directory (a copy of a node's /sys and /proc) or capture (.tar.gz from "
+            "`fabcheck snapshot`) instead of the running node");
   cmd->add_flag("--json", options->json, "Print the inventory as JSON (schema fabcheck.inventory/v1)");
   cmd->add_flag("--matrix", options->matrix,
                 "Add the GPU x NIC distance matrix (PIX/PXB/PHB/NODE/SYS, as nvidia-smi topo -m) and the "

@@ -4,11 +4,13 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/units.h"
+#include "net/auth.h"
 #include "perf/engine.h"
 #include "perf/server.h"
 #include "perf/table.h"
@@ -125,7 +127,7 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
   }
   if (Status v = perf::ValidateTestParams(p); !v.ok()) return Usage(v.message());
   if (!a.token_file.empty()) {
-    auto token = perf::ReadTokenFile(a.token_file);
+    auto token = net::ReadTokenFile(a.token_file);
     if (!token.ok()) {
       std::cerr << "fabcheck perf run: " << token.status().message() << "\n";
       return kExitError;
@@ -172,7 +174,7 @@ int RunServeCommand(const ServeArgs& a) {
   o.limits.max_mem_total = *total;
   o.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
   if (!a.token_file.empty()) {
-    auto token = perf::ReadTokenFile(a.token_file);
+    auto token = net::ReadTokenFile(a.token_file);
     if (!token.ok()) {
       std::cerr << "fabcheck perf serve: " << token.status().message() << "\n";
       return kExitError;
@@ -203,15 +205,16 @@ app::RunFn Setup(CLI::App& root) {
   auto sa = std::make_shared<ServeArgs>();
 
   auto* serve = perf->add_subcommand("serve", "Serve perf tests to clients (run once per node; no test options here)");
-  serve->add_option("--bind", sa->bind, "Address to listen on (default: all)");
-  serve->add_option("--port", sa->port, "Control port")->capture_default_str();
-  serve->add_option("--token-file", sa->token_file, "Require clients to prove this shared token (HMAC; mode 600)");
-  serve->add_option("--max-clients", sa->max_clients, "Tests running at once")->capture_default_str();
-  serve->add_option("--max-mem", sa->max_mem, "Buffer memory one test may use here")->capture_default_str();
-  serve->add_option("--max-total-mem", sa->max_total_mem, "Buffer memory of all tests together")->capture_default_str();
-  serve->add_option("--max-duration", sa->max_duration, "Seconds one test may run")->capture_default_str();
-  serve->add_option("--max-streams", sa->max_streams, "Streams/QPs one test may open")->capture_default_str();
-  serve->add_option("--timeout", sa->timeout, "Seconds any wait on a client may block")->capture_default_str();
+  app::Tunables st(serve, "perf serve");
+  st.Text("--bind", sa->bind, "Address to listen on (default: all)", "address");
+  st.Port("--port", sa->port, "Control port", /*zero_means_any=*/true);
+  st.Path("--token-file", sa->token_file, "Require clients to prove this shared token (HMAC; mode 600)");
+  st.Integer("--max-clients", sa->max_clients, "Tests running at once", 1, 4096);
+  st.Text("--max-mem", sa->max_mem, "Buffer memory one test may use here", "size (K/M/G)");
+  st.Text("--max-total-mem", sa->max_total_mem, "Buffer memory of all tests together", "size (K/M/G)");
+  st.Seconds("--max-duration", sa->max_duration, "Seconds one test may run", /*zero_allowed=*/true);
+  st.Integer("--max-streams", sa->max_streams, "Streams/QPs one test may open", 1, 4096);
+  st.Seconds("--timeout", sa->timeout, "Seconds any wait on a client may block");
   serve->footer(
       "Examples:\n"
       "  fabcheck perf serve\n"
@@ -220,40 +223,41 @@ app::RunFn Setup(CLI::App& root) {
 
   auto* run = perf->add_subcommand("run", "Run a bandwidth or latency test against a `fabcheck perf serve`");
   run->add_option("host", ra->host, "Server host or address (HOST or HOST:PORT)")->required();
-  run->add_option("--port", ra->port, "Server's control port")->capture_default_str();
-  run->add_option("--transport", ra->transport, "verbs (RDMA) or tcp")->capture_default_str();
-  run->add_option("--test", ra->test, "bw (bandwidth) or lat (ping-pong latency)")->capture_default_str();
-  run->add_option("--op", ra->op, "verbs: write, write_imm, read, send (default write); tcp: send");
-  run->add_flag("--bidir", ra->bidir, "Both directions at once (bw); reports each and the sum");
-  run->add_option("--size", ra->size, "Message size (default 65536 for bw, 2 for lat; K/M/G suffixes)");
-  run->add_option("--sizes", ra->sizes, "Sizes: 2:8M (powers of two), a list 1K,4K,1M, or all (2:8M)");
-  run->add_option("--iters", ra->iters, "Measured iterations per stream/QP (default 5000 bw, 1000 lat)");
-  run->add_option("--duration", ra->duration, "Measure for this long per size instead (10s, 500ms)");
-  run->add_option("--warmup", ra->warmup, "Unmeasured iterations first")->capture_default_str();
-  run->add_option("--streams,--qps", ra->streams, "TCP connections / verbs QPs")->capture_default_str();
-  run->add_option("--tx-depth", ra->tx_depth, "verbs: outstanding sends per QP")->capture_default_str();
-  run->add_option("--cq-mod", ra->cq_mod, "verbs: signal one send in N")->capture_default_str();
-  run->add_option("--inline", ra->inline_size, "verbs: inline messages up to N bytes")->capture_default_str();
-  run->add_option("--mtu", ra->mtu, "verbs: path MTU 256..4096 (default: the port's)");
-  run->add_option("--tclass", ra->tclass, "Traffic class (verbs RoCE) / IP TOS (tcp)");
-  run->add_option("--sl", ra->sl, "verbs: InfiniBand service level");
-  run->add_option("--device", ra->device, "verbs: local RDMA device (mlx5_0)");
-  run->add_option("--ib-port", ra->ib_port, "verbs: local device port (default: first active)");
-  run->add_option("--gid-index", ra->gid_index, "verbs: local GID index, or auto (RoCE v2, IPv4)")->capture_default_str();
-  run->add_option("--mem", ra->mem, "Local buffers: host or cuda:N")->capture_default_str();
-  run->add_option("--numa", ra->numa, "Local binding: auto (NIC's node), N, or off")->capture_default_str();
-  run->add_option("--server-device", ra->server_device, "verbs: the server's RDMA device (default: its choice)");
-  run->add_option("--server-ib-port", ra->server_ib_port, "verbs: the server's device port");
-  run->add_option("--server-gid-index", ra->server_gid_index, "verbs: the server's GID index or auto");
-  run->add_option("--server-mem", ra->server_mem, "Server buffers: host or cuda:N")->capture_default_str();
-  run->add_option("--server-numa", ra->server_numa, "Server binding: auto, N, or off")->capture_default_str();
-  run->add_flag("--cm", ra->cm, "verbs: connect through rdma_cm");
-  run->add_flag("--validate", ra->validate, "Fill buffers with a pattern; receivers verify every message");
-  run->add_option("--token-file", ra->token_file, "The server's shared token (when it requires one)");
-  run->add_option("--connect-timeout", ra->connect_timeout, "Seconds to connect")->capture_default_str();
-  run->add_option("--timeout", ra->timeout, "Seconds any wait may block before the test fails")->capture_default_str();
-  run->add_flag("--mibps", ra->mibps, "Bandwidth in MiB/s in the table (JSON has both)");
-  run->add_flag("--json", ra->json, "JSON (schema fabcheck.perf/v1) instead of the table");
+  app::Tunables rt(run, "perf run");
+  rt.Port("--port", ra->port, "Server's control port", /*zero_means_any=*/false);
+  rt.Text("--transport", ra->transport, "verbs (RDMA) or tcp", "verbs|tcp");
+  rt.Text("--test", ra->test, "bw (bandwidth) or lat (ping-pong latency)", "bw|lat");
+  rt.Text("--op", ra->op, "verbs: write, write_imm, read, send (default write); tcp: send", "operation");
+  rt.Flag("--bidir", ra->bidir, "Both directions at once (bw); reports each and the sum");
+  rt.Text("--size", ra->size, "Message size (default 65536 for bw, 2 for lat; K/M/G suffixes)", "size");
+  rt.Text("--sizes", ra->sizes, "Sizes: 2:8M (powers of two), a list 1K,4K,1M, or all (2:8M)", "size list");
+  rt.Count("--iters", ra->iters, "Measured iterations per stream/QP (default 5000 bw, 1000 lat)", 1, 1'000'000'000);
+  rt.Text("--duration", ra->duration, "Measure for this long per size instead (10s, 500ms)", "duration");
+  rt.Count("--warmup", ra->warmup, "Unmeasured iterations first", 0, 1'000'000'000);
+  rt.Integer("--streams,--qps", ra->streams, "TCP connections / verbs QPs", 1, 4096);
+  rt.Integer("--tx-depth", ra->tx_depth, "verbs: outstanding sends per QP", 1, 65536);
+  rt.Integer("--cq-mod", ra->cq_mod, "verbs: signal one send in N", 1, 65536);
+  rt.Integer("--inline", ra->inline_size, "verbs: inline messages up to N bytes", 0, 65536);
+  rt.Integer("--mtu", ra->mtu, "verbs: path MTU 256..4096 (default 0: the port's)", 0, 4096);
+  rt.Integer("--tclass", ra->tclass, "Traffic class (verbs RoCE) / IP TOS (tcp); -1 = not set", -1, 255);
+  rt.Integer("--sl", ra->sl, "verbs: InfiniBand service level; -1 = not set", -1, 15);
+  rt.Text("--device", ra->device, "verbs: local RDMA device (mlx5_0)", "device");
+  rt.Integer("--ib-port", ra->ib_port, "verbs: local device port (default 0: first active)", 0, 255);
+  rt.Text("--gid-index", ra->gid_index, "verbs: local GID index, or auto (RoCE v2, IPv4)", "index|auto");
+  rt.Text("--mem", ra->mem, "Local buffers: host or cuda:N", "host|cuda:N");
+  rt.Text("--numa", ra->numa, "Local binding: auto (NIC's node), N, or off", "auto|N|off");
+  rt.Text("--server-device", ra->server_device, "verbs: the server's RDMA device (default: its choice)", "device");
+  rt.Integer("--server-ib-port", ra->server_ib_port, "verbs: the server's device port", 0, 255);
+  rt.Text("--server-gid-index", ra->server_gid_index, "verbs: the server's GID index or auto", "index|auto");
+  rt.Text("--server-mem", ra->server_mem, "Server buffers: host or cuda:N", "host|cuda:N");
+  rt.Text("--server-numa", ra->server_numa, "Server binding: auto, N, or off", "auto|N|off");
+  rt.Flag("--cm", ra->cm, "verbs: connect through rdma_cm");
+  rt.Flag("--validate", ra->validate, "Fill buffers with a pattern; receivers verify every message");
+  rt.Path("--token-file", ra->token_file, "The server's shared token (when it requires one)");
+  rt.Seconds("--connect-timeout", ra->connect_timeout, "Seconds to connect");
+  rt.Seconds("--timeout", ra->timeout, "Seconds any wait may block before the test fails");
+  rt.Flag("--mibps", ra->mibps, "Bandwidth in MiB/s in the table (JSON has both)");
+  rt.Flag("--json", ra->json, "JSON (schema fabcheck.perf/v1) instead of the table");
   run->footer(
       "Examples:\n"
       "  fabcheck perf run node2 --transport tcp                      # 64 KiB stream bandwidth\n"

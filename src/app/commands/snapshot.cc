@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
@@ -23,8 +24,9 @@ struct Options {
   bool json = false;
 };
 
-int Run(const Options& options) {
+int Run(Options options) {
   using namespace fabcheck;
+  if (options.output == "-") options.output = "/dev/stdout";  // the usual spelling of "to stdout"
   auto root = options.sysroot.empty() ? Result<sys::SysRoot>(sys::SysRoot::Live()) : sys::SysRoot::Open(options.sysroot);
   if (!root.ok()) {
     LOG_ERROR("snapshot", "{}", root.status().message());
@@ -62,12 +64,14 @@ int Run(const Options& options) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("snapshot", "Capture this node's sysfs/procfs evidence into a .tar.gz for offline use");
   auto options = std::make_shared<Options>();
-  cmd->add_option("-o,--output", options->output,
-                  "The capture to write (FILE.tar.gz); a FIFO or /dev/stdout is streamed into (the summary then\n"
-                  "goes to stderr)")
+  fabcheck::app::Tunables t(cmd, "snapshot");
+  t.Path("-o,--output", options->output,
+         "The capture to write (FILE.tar.gz); - (stdout), a FIFO or /dev/stdout is streamed into (the summary\n"
+         "then goes to stderr)",
+         /*dash_is_stdio=*/true)
       ->required();
-  cmd->add_option("--sysroot", options->sysroot,
-                  "Capture from this directory or capture instead of the running node (to trim or re-pack)");
+  t.Path("--sysroot", options->sysroot,
+         "Capture from this directory or capture instead of the running node (to trim or re-pack)");
   cmd->add_flag("--json", options->json, "Print the capture's info (host, kernel, time, version, counts) as JSON");
   cmd->footer(
       "Records exactly the files the readers read (class/infiniband, class/net, the PCI devices\n"
