@@ -1,5 +1,7 @@
 #include "checks/check.h"
 
+#include "sys/infiniband.h"
+
 #include "base/strings.h"
 
 namespace fabcheck::checks {
@@ -43,7 +45,7 @@ bool Context::HasGpus() const { return inventory && !inventory->gpus.empty(); }
 
 std::string Context::PortRef::Label() const { return device->name + " port " + std::to_string(port->port); }
 std::string Context::PortRef::SysfsDir() const {
-  return "/sys/class/infiniband/" + device->name + "/ports/" + std::to_string(port->port);
+  return sys::infiniband::PortDir(device->name, port->port);
 }
 
 std::vector<Context::PortRef> Context::Ports() const {

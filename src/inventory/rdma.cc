@@ -12,14 +12,13 @@ namespace {
 void ReadCodeAndName(Reader& reader, const std::string& path, std::optional<int>* code, std::string* name) {
   auto text = reader.Attr(path);
   if (!text) return;
-  int c = 0;
-  std::string n;
-  if (!ParseCodeAndName(*text, &c, &n)) {
+  auto state = sys::infiniband::ParsePortState(*text);
+  if (!state) {
     reader.Warn(path, "unparsable '" + text->substr(0, 40) + "' (expected e.g. '4: ACTIVE')");
     return;
   }
-  *code = c;
-  *name = n;
+  *code = state->code;
+  *name = state->name;
 }
 
 std::optional<uint32_t> ReadHex(Reader& reader, const std::string& path) {

@@ -113,15 +113,4 @@ bool NaturalLess(std::string_view a, std::string_view b) {
   }
   return a.size() - i < b.size() - j;
 }
-
-bool ParseCodeAndName(std::string_view text, int* code, std::string* name) {
-  auto colon = text.find(':');
-  if (colon == std::string_view::npos) return false;
-  auto number = ParseInt(Trim(text.substr(0, colon)));
-  if (!number) return false;
-  *code = static_cast<int>(*number);
-  *name = std::string(Trim(text.substr(colon + 1)));
-  return !name->empty();
-}
-
 }  // namespace fabcheck::inventory

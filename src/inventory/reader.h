@@ -53,6 +53,4 @@ std::string Basename(std::string_view path);
 namespace fabcheck::inventory {
 // "mlx5_2" < "mlx5_10": digit runs compare as numbers.
 bool NaturalLess(std::string_view a, std::string_view b);
-// "4: ACTIVE" -> {4, "ACTIVE"}; false when the text has another shape.
-bool ParseCodeAndName(std::string_view text, int* code, std::string* name);
 }  // namespace fabcheck::inventory

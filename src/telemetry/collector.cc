@@ -1,5 +1,7 @@
 #include "telemetry/collector.h"
 
+#include "sys/infiniband.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -334,11 +336,11 @@ CollectResult FabricCollector::Collect(const CollectContext& context, MetricSet&
   std::map<std::pair<std::string, int>, PortHandles> kept;
   CollectResult result;
   const Labels node_labels = {{"node", context.node}};
-  auto devices = root.ListDir("/sys/class/infiniband");
+  auto devices = root.ListDir(std::string(sys::infiniband::kClassDir));
   if (!devices.ok()) {
     // No RDMA stack (or no module loaded) is a state worth a metric, not a failed scrape.
-    if (root.Exists("/sys/class/infiniband")) {
-      result.errors.push_back({"devices", ReasonFor(devices.status()), "/sys/class/infiniband",
+    if (root.Exists(sys::infiniband::kClassDir)) {
+      result.errors.push_back({"devices", ReasonFor(devices.status()), std::string(sys::infiniband::kClassDir),
                                devices.status().message()});
     }
     out.Add("fabcheck_rdma_devices", "RDMA devices listed under /sys/class/infiniband.", kGauge, node_labels, 0);
@@ -359,7 +361,7 @@ CollectResult FabricCollector::Collect(const CollectContext& context, MetricSet&
     auto ports = ListPorts(root, device, &ports_dir);
     if (!ports.ok()) {
       // Listed a moment ago, gone now: a device that disappears is skipped.
-      result.errors.push_back({"port", ReasonFor(ports.status()), "/sys/class/infiniband/" + device + "/ports",
+      result.errors.push_back({"port", ReasonFor(ports.status()), sys::infiniband::PortsDir(device),
                                ports.status().message()});
       continue;
     }

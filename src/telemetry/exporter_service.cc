@@ -1,5 +1,7 @@
 #include "telemetry/exporter_service.h"
 
+#include "sys/infiniband.h"
+
 #include <algorithm>
 
 #include "base/log.h"
@@ -48,7 +50,7 @@ void ExporterService::RefreshInventory(bool device_set_changed) {
   bool stale = now - inventory_time_ >= options_.inventory_interval;
   if (!never && !stale && !device_set_changed) return;
   inventory_time_ = now;
-  auto listed = root_.ListDir("/sys/class/infiniband");
+  auto listed = root_.ListDir(std::string(sys::infiniband::kClassDir));
   inventory_devices_ = listed.ok() ? *listed : std::vector<std::string>{};
   auto inventory = inventory_loader_(root_);
   if (!inventory.ok()) {

@@ -8,23 +8,13 @@
 #include "base/strings.h"
 #include "base/units.h"
 #include "sys/dir_files.h"
+#include "sys/infiniband.h"
 #include "telemetry/counter_catalog.h"
 
 namespace fabcheck::telemetry {
 namespace {
 
 constexpr std::string_view kNoPma = "N/A (no PMA)";
-
-// "4: ACTIVE" -> {4, "ACTIVE"}.
-bool ParseNumberedName(std::string_view text, int& id, std::string& name) {
-  size_t colon = text.find(':');
-  if (colon == std::string_view::npos) return false;
-  auto number = ParseInt(Trim(text.substr(0, colon)));
-  if (!number || *number < 0 || *number > 255) return false;
-  id = static_cast<int>(*number);
-  name = std::string(Trim(text.substr(colon + 1)));
-  return true;
-}
 
 void AddError(PortReading& reading, std::string source, const std::string& path, const Status& status) {
   reading.errors.push_back({std::move(source), ReasonFor(status), path, status.message()});
@@ -121,12 +111,12 @@ std::vector<int> PortNumbers(const std::vector<std::string>& names) {
 }  // namespace
 
 Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device) {
-  ASSIGN_OR_RETURN(auto names, root.ListDir("/sys/class/infiniband/" + device + "/ports"));
+  ASSIGN_OR_RETURN(auto names, root.ListDir(sys::infiniband::PortsDir(device)));
   return PortNumbers(names);
 }
 
 Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device, std::string* resolved) {
-  const std::string dir = "/sys/class/infiniband/" + device + "/ports";
+  const std::string dir = sys::infiniband::PortsDir(device);
   if (resolved == nullptr || root.recording()) return ListPorts(root, device);
   if (!resolved->empty()) {
     // A resolved path has no links left: opening it cannot leave the root.
@@ -175,7 +165,7 @@ PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int po
   PortReading reading;
   reading.device = device;
   reading.port = port;
-  const std::string dir = fmt::format("/sys/class/infiniband/{}/ports/{}", device, port);
+  const std::string dir = sys::infiniband::PortDir(device, port);
 
   // One resolution of the port directory per scrape, then openat() per file.
   static const std::vector<std::string> kPortFiles = {"link_layer", "phys_state", "rate", "state"};
@@ -194,16 +184,15 @@ PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int po
     }
     std::string text(Trim(file.content));
     if (file.name == "state" || file.name == "phys_state") {
-      int id = 0;
-      std::string name;
-      if (!ParseNumberedName(text, id, name)) {
+      auto state = sys::infiniband::ParsePortState(text);
+      if (!state) {
         AddGarbage(reading, "port", path, text);
       } else if (file.name == "state") {
-        reading.state_id = id;
-        reading.state = name;
+        reading.state_id = state->code;
+        reading.state = state->name;
       } else {
-        reading.phys_state_id = id;
-        reading.phys_state = name;
+        reading.phys_state_id = state->code;
+        reading.phys_state = state->name;
       }
     } else if (file.name == "rate") {
       auto parsed = ParseIbRate(text);

@@ -146,15 +146,6 @@ TEST(InventoryReaderHelpersTest, NaturalOrderBdfAndStateParsing) {
   EXPECT_TRUE(LooksLikeBdf("0000:18:00.0"));
   EXPECT_FALSE(LooksLikeBdf("pci0000:18"));
   EXPECT_FALSE(LooksLikeBdf("0000:18:00"));
-  int code = 0;
-  std::string name;
-  ASSERT_TRUE(ParseCodeAndName("4: ACTIVE", &code, &name));
-  EXPECT_EQ(code, 4);
-  EXPECT_EQ(name, "ACTIVE");
-  ASSERT_TRUE(ParseCodeAndName("7: Phy Test", &code, &name));
-  EXPECT_EQ(name, "Phy Test");
-  EXPECT_FALSE(ParseCodeAndName("ACTIVE", &code, &name));
-  EXPECT_FALSE(ParseCodeAndName("x: ACTIVE", &code, &name));
 }
 
 TEST(InventoryPciTest, ClassifiesByClassAndVendor) {

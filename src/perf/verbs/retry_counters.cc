@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "sys/infiniband.h"
 
 namespace fabcheck::perf::verbs {
 
 CounterValues ReadRetryCounters(const sys::SysRoot& root, const std::string& device, int port) {
   CounterValues out;
-  const std::string dir = fmt::format("/sys/class/infiniband/{}/ports/{}/hw_counters/", device, port);
+  const std::string dir = sys::infiniband::HwCountersDir(device, port) + "/";
   for (const char* name : kRetryCounterNames) {
     auto text = root.ReadAttribute(dir + name);
     if (!text.ok()) continue;

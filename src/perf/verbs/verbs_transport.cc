@@ -1,5 +1,7 @@
 #include "perf/verbs/verbs_transport.h"
 
+#include "sys/infiniband.h"
+
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
@@ -222,7 +224,7 @@ Status VerbsTransport::CompletionError(const ibv_wc& wc, std::string_view phase)
 Status VerbsTransport::BindNuma(ibv_context* ctx) {
   const std::string device = ibv_get_device_name(ctx->device);
   std::optional<int> node;
-  auto text = sys::SysRoot::Live().ReadAttribute(fmt::format("/sys/class/infiniband/{}/device/numa_node", device));
+  auto text = sys::SysRoot::Live().ReadAttribute(sys::infiniband::NumaNodeFile(device));
   if (text.ok()) {
     if (auto v = ParseInt(*text); v && *v >= 0) node = static_cast<int>(*v);
   }
