@@ -18,6 +18,11 @@ namespace fabcheck::perf {
 Result<std::unique_ptr<Transport>> CreateTcpTransport() {
   return UnimplementedError("the fuzz build has no transports");
 }
+namespace verbs {
+Result<std::unique_ptr<Transport>> CreateVerbsTransport() {
+  return UnimplementedError("the fuzz build has no transports");
+}
+}  // namespace verbs
 }  // namespace fabcheck::perf
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
