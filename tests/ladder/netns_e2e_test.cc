@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -90,6 +91,7 @@ class NetnsLadderTest : public ::testing::Test {
     dir_ = ::testing::TempDir() + "/" + Prefix() + "ladder";
     Sh("rm -rf " + dir_ + " && mkdir -p " + dir_);
     std::ofstream(dir_ + "/token") << "fcld-e2e-token\n";
+    ::chmod((dir_ + "/token").c_str(), 0600);  // the token policy refuses files others can read
     BuildDataPlane();
     PlantFaults();
     StartAgents();

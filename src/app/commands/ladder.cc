@@ -23,6 +23,8 @@
 #include "ladder/render.h"
 #include "ladder/runner.h"
 #include "ladder/rungs.h"
+#include "net/auth.h"
+#include "net/rank.h"
 #include "sweep/agent.h"
 #include "sweep/discovery.h"
 
@@ -162,7 +164,7 @@ int RunLadderCommand(const Options& o) {
                    {"lat_duration_s", lo.lat_duration_s}, {"streams", o.streams}, {"parallel", o.parallel},
                    {"snapshots", lo.snapshots}};
   if (!o.token_file.empty()) {
-    auto t = control::ReadTokenFile(o.token_file);
+    auto t = net::ReadTokenFile(o.token_file);
     if (!t.ok()) return Fail(t.status().message());
     lo.token = *t;
   }
@@ -173,7 +175,7 @@ int RunLadderCommand(const Options& o) {
   // Members: a list, a file, or the SPMD launch (as `sweep` finds them).
   std::vector<control::HostPort> agents;
   std::unique_ptr<sweep::LocalAgent> own_agent;
-  std::unique_ptr<sweep::Rendezvous> rendezvous;
+  std::unique_ptr<sweep::AgentRegistry> rendezvous;
   const auto rdv_timeout = Ms(*rendezvous_timeout);
   if (!o.agents.empty() || !o.agents_file.empty()) {
     auto list = !o.agents.empty() ? sweep::ParseAgentList(o.agents, control::kDefaultControlPort)
@@ -181,7 +183,7 @@ int RunLadderCommand(const Options& o) {
     if (!list.ok()) return Usage(list.status().message());
     agents = *list;
   } else {
-    auto spmd = sweep::DetectSpmd(sweep::ProcessEnv(), o.world, /*min_size=*/1);
+    auto spmd = net::DetectLaunchRank(net::ProcessEnv(), o.world);
     if (!spmd.ok()) return Usage(spmd.status().message());
     if (!*spmd) {
       return Usage("no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
@@ -190,7 +192,7 @@ int RunLadderCommand(const Options& o) {
     if (o.coordinator.empty()) return Usage("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
     auto coordinator = control::ParseHostPort(o.coordinator, 18522);
     if (!coordinator.ok()) return Usage("--coordinator " + coordinator.status().message());
-    const sweep::SpmdRank me = **spmd;
+    const net::LaunchRank me = **spmd;
     auto agent = StartOwnAgent(o, lo.token);
     if (!agent.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + agent.status().message());
     own_agent = std::move(agent).value();
@@ -200,7 +202,7 @@ int RunLadderCommand(const Options& o) {
       if (!s.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + s.message());
       return kExitOk;  // rank 0 prints the verdict
     }
-    auto r = sweep::Rendezvous::Start("0.0.0.0", coordinator->port, me.size, lo.token);
+    auto r = sweep::AgentRegistry::Start("0.0.0.0", coordinator->port, me.size, lo.token);
     if (!r.ok()) return Fail(r.status().message());
     rendezvous = std::move(r).value();
     rendezvous->AddSelf(0, control::HostPort{coordinator->host, own_agent->control_port()});
