@@ -114,11 +114,13 @@ fi
 
 echo
 echo "== Go-live report of the example bundle =="
-example_bundle=$(ls -d tests/data/bundles/*.tar.gz tests/data/bundles/*/ 2>/dev/null | head -1 || true)
-if "$bin" report --help >/dev/null 2>&1 && [ -n "$example_bundle" ]; then
+# The 8-member example with planted faults, compared with its earlier run.
+example_bundle=tests/data/bundles/example-8
+example_baseline=tests/data/bundles/example-8-baseline
+if "$bin" report --help >/dev/null 2>&1 && [ -d "$example_bundle" ] && [ -d "$example_baseline" ]; then
   rc=0
-  "$bin" report "$example_bundle" --format html -o "$out_dir/report.html" || rc=$?
-  "$bin" report "$example_bundle" --format md -o "$out_dir/report.md" >/dev/null 2>&1 || true
+  "$bin" report "$example_bundle" --baseline "$example_baseline" --format html -o "$out_dir/report.html" || rc=$?
+  "$bin" report "$example_bundle" --baseline "$example_baseline" --format md -o "$out_dir/report.md" >/dev/null 2>&1 || true
   [ -f "$out_dir/report.md" ] && head -40 "$out_dir/report.md"
   golive_summary+=("  report       $out_dir/report.html (from $example_bundle, exit $rc)")
 else
