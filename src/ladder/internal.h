@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/parallel.h"
 #include "base/status.h"
 #include "bundle/bundle.h"
 #include "control/api.h"
@@ -27,19 +28,7 @@ using Clock = std::chrono::steady_clock;
 
 double NowUnix();
 
-// Runs fn(i) for i in [0, n) on up to `width` threads.
-template <typename Fn>
-void ParallelFor(size_t n, size_t width, Fn fn) {
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> threads;
-  width = std::max<size_t>(1, std::min(width, n));
-  for (size_t t = 0; t < width; ++t) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < n; i = next++) fn(i);
-    });
-  }
-  for (auto& t : threads) t.join();
-}
+using base::ParallelFor;
 
 struct Member {
   control::HostPort endpoint;

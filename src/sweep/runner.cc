@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/log.h"
+#include "base/parallel.h"
 #include "base/strings.h"
 #include "control/client.h"
 
@@ -23,19 +24,7 @@ struct Agent {
   std::mutex mu;  // guards error
 };
 
-// Runs fn(i) for i in [0, n) on up to `width` threads.
-template <typename Fn>
-void ParallelFor(size_t n, size_t width, Fn fn) {
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> threads;
-  width = std::max<size_t>(1, std::min(width, n));
-  for (size_t t = 0; t < width; ++t) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < n; i = next++) fn(i);
-    });
-  }
-  for (auto& t : threads) t.join();
-}
+using base::ParallelFor;
 
 std::string DataAddress(const Agent& a, int rail) {
   if (a.info && static_cast<size_t>(rail) < a.info->rails.size() && !a.info->rails[rail].address.empty()) {
