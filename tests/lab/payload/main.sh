@@ -3,6 +3,7 @@
 #   fc.layout=two fc.role=server|client fc.self=IP fc.peer=IP
 #                            two VMs joined by a UDP socket network, one rxe0 each
 #   fc.suites=a,b,c          suites to run (payload/suite-<name>.sh), in order
+#   fc.suite_timeout=240     seconds a suite may take before it fails as hung
 #   fc.mtu=9000              netdev MTU (rxe active MTU: 1500 -> 1024, 9000 -> 4096; 4096
 #                            carries a 64 KiB message in 16 packets instead of 64)
 # Exit status: 0 all passed, 1 something failed, 2 the lab itself could not start.
@@ -69,10 +70,46 @@ done
 say "layout $layout up after $(awk '{print $1}' /proc/uptime) s of uptime: $(cat /sys/class/infiniband/*/ports/1/state | tr '\n' ' ')"
 export LAB_DEV_A LAB_IP_A LAB_DEV_B LAB_IP_B LAB_NETDEV layout
 
+# Each suite runs in a subshell under a watchdog: a command that hangs fails
+# its suite after fc.suite_timeout seconds, with the processes still running
+# and the kernel's last words as evidence, instead of stalling the VM until the
+# host's timeout with nothing said. The run stops there: what a hung suite
+# leaves behind (servers, qdiscs, MTUs) would only mislead the next suites.
+suite_timeout=$(param suite_timeout 240)
+hung_evidence() {
+  say "processes still running:"
+  for d in /proc/[0-9]*; do
+    pid=${d#/proc/}
+    [ "$pid" -gt 1 ] 2>/dev/null || continue
+    cmd=$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)
+    [ -n "$cmd" ] || continue
+    echo "  $pid $(cat "$d/wchan" 2>/dev/null) $cmd"
+  done
+  say "kernel log, last lines:"
+  dmesg 2>/dev/null | tail -20 | sed 's/^/  /'
+}
 for suite in $(echo "$suites" | tr ',' ' '); do
   if [ ! -f "/payload/suite-$suite.sh" ]; then fail "suite $suite does not exist"; continue; fi
   say "=== suite $suite ($(awk '{print $1}' /proc/uptime) s)"
-  . "/payload/suite-$suite.sh"
+  rm -f /tmp/suite.counts
+  ( LAB_FAILS=0 LAB_SKIPS=0; . "/payload/suite-$suite.sh"; echo "$LAB_FAILS $LAB_SKIPS" >/tmp/suite.counts ) &
+  suite_pid=$!
+  waited=0
+  while kill -0 "$suite_pid" 2>/dev/null && [ "$waited" -lt "$suite_timeout" ]; do
+    sleep 1; waited=$((waited + 1))
+  done
+  if kill -0 "$suite_pid" 2>/dev/null; then
+    fail "suite $suite did not finish within $suite_timeout s (fc.suite_timeout): a command in it hangs"
+    hung_evidence
+    break
+  fi
+  wait "$suite_pid"
+  if [ -f /tmp/suite.counts ]; then
+    read -r f s </tmp/suite.counts
+    LAB_FAILS=$((LAB_FAILS + f)) LAB_SKIPS=$((LAB_SKIPS + s))
+  else
+    fail "suite $suite ended without reaching its end (a command in it exited the shell)"
+  fi
 done
 say "=== done at $(awk '{print $1}' /proc/uptime) s: $LAB_FAILS failed, $LAB_SKIPS skipped"
 [ "$LAB_FAILS" -eq 0 ]
