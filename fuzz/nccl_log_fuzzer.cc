@@ -5,6 +5,7 @@
 
 #include "base/json_text.h"
 #include "logs/nccl_log.h"
+#include "report/nccl_log_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -14,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parser.AddText(text.substr(0, half), "rank0.log");
   parser.AddText(text.substr(half), "rank1.log");
   fabcheck::model::NcclLogSummary summary = parser.Finish();
-  (void)fabcheck::logs::FormatNcclLogSummary(summary);
+  (void)fabcheck::report::FormatNcclLogSummary(summary);
   (void)fabcheck::ToJsonText(nlohmann::json(summary), 2);
   return 0;
 }

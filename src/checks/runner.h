@@ -36,7 +36,4 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
 // checks' evidence (config space, /proc/self/*, dcbnl answers, /etc/nccl.conf).
 void ReadEvidence(const sys::SysRoot& root);
 
-// Human output: findings grouped by rung, then the summary.
-std::string RenderDoctorText(const model::DoctorReport& report, bool verbose);
-
 }  // namespace fabcheck::checks

@@ -199,46 +199,6 @@ void MaxBufferBytes(CollOp op, uint64_t max_size, size_t elt_size, int nranks, u
   *recv_bytes = c.recv_count * elt_size;
 }
 
-std::string FormatFloatField(double value, int width) {
-  char buffer[64];
-  for (const char* format : {"%*.2f", "%*.1f", "%*.0f"}) {
-    int n = std::snprintf(buffer, sizeof(buffer), format, width, value);
-    if (n <= width) return buffer;
-  }
-  std::snprintf(buffer, sizeof(buffer), width >= 7 ? "%*.1e" : "%*.0e", width, value);
-  return std::string(buffer).substr(0, static_cast<size_t>(width));
-}
-
-std::string FormatCollTableHeader() {
-  std::string out = "#\n";
-  out += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}           out-of-place                       in-place          \n",
-                     "", "", "", "", "");
-  out += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} \n",
-                     "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
-                     "busbw", "#wrong");
-  out += fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6}  {:>7}  {:>6}  {:>6}  {:>6} \n",
-                     "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
-  return out;
-}
-
-namespace {
-std::string FormatHalf(const model::CollHalf& h) {
-  std::string wrong = h.wrong ? fmt::format("{:>6}", *h.wrong) : std::string("  N/A");
-  return fmt::format("  {:>7}  {:>6}  {:>6}  {}", FormatFloatField(h.time_us, 7), FormatFloatField(h.algbw_gbps, 6),
-                     FormatFloatField(h.busbw_gbps, 6), wrong);
-}
-}  // namespace
-
-std::string FormatCollRow(const model::CollRow& row) {
-  return fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{}{}\n", row.size_bytes, row.count, row.type, row.redop,
-                     row.root, FormatHalf(row.out_of_place), FormatHalf(row.in_place));
-}
-
-std::string FormatCollFooter(int64_t wrong, double avg_busbw_gbps) {
-  return fmt::format("# {:<20} : {} {}\n# {:<20} : {:g} \n#\n", "Out of bounds values", wrong, wrong ? "FAILED" : "OK",
-                     "Avg bus bandwidth", avg_busbw_gbps);
-}
-
 double AverageBusBw(const std::vector<model::CollRow>& rows) {
   if (rows.empty()) return 0;
   double sum = 0;

@@ -58,15 +58,6 @@ double BusBwFactor(CollOp op, int nranks);
 void MaxBufferBytes(CollOp op, uint64_t max_size, size_t elt_size, int nranks, uint64_t* send_bytes,
                     uint64_t* recv_bytes);
 
-// nccl-tests' getFloatStr: "%*.2f", falling back to fewer decimals, then %e.
-std::string FormatFloatField(double value, int width);
-
-// The nccl-tests table: header, one line per row, "# Out of bounds values" and
-// "# Avg bus bandwidth" footer.
-std::string FormatCollTableHeader();
-std::string FormatCollRow(const model::CollRow& row);
-std::string FormatCollFooter(int64_t wrong, double avg_busbw_gbps);
-
 // Mean busbw over rows x {out-of-place, in-place} (nccl-tests "Avg bus bandwidth").
 double AverageBusBw(const std::vector<model::CollRow>& rows);
 

@@ -226,40 +226,4 @@ void MergeRankOutcomes(const std::vector<RankOutcome>& outcomes, model::CollRepo
   for (auto& [rank, info] : ranks) report->ranks.push_back(std::move(info));
 }
 
-std::string FormatCollReport(const model::CollReport& report) {
-  std::string out;
-  out += fmt::format("# fabcheck coll {}: {} ranks, {}, NCCL {} ({}), CUDA runtime {}\n", report.fabcheck_version,
-                     report.nranks, report.mode, report.nccl_version, report.nccl_library, report.cuda_runtime_version);
-  out += fmt::format("# iters {}  warmup {}  check {}  dtype {}  redop {}\n", report.args.at("iters"),
-                     report.args.at("warmup"), report.args.at("check"), report.args.at("dtype"), report.args.at("redop"));
-  for (const auto& r : report.ranks) {
-    out += fmt::format("#  Rank {:2} Host {} Device {:2} [{}] {}\n", r.rank, r.host, r.cuda_device, r.pci_bus_id, r.name);
-  }
-  for (const auto& op : report.results) {
-    out += fmt::format("#\n# {}\n", op.op);
-    out += FormatCollTableHeader();
-    for (const auto& row : op.rows) out += FormatCollRow(row);
-    out += FormatCollFooter(op.wrong, op.avg_busbw_gbps);
-  }
-  out += fmt::format("# Avg bus bandwidth (all ops) : {:g}\n", report.average_bus_bandwidth_gbps);
-  if (report.expected.busbw_gbps > 0) {
-    out += fmt::format("# Expected busbw: about {:.1f} GB/s ({})\n", report.expected.busbw_gbps, report.expected.basis);
-  }
-  if (report.nccl_log) {
-    out += "#\n";
-    out += logs::FormatNcclLogSummary(*report.nccl_log);
-    out += logs::FormatNcclFindings(report.nccl_log->findings);
-  } else {
-    out += "#\n# NCCL log: none found in " + report.nccl_log_file + "\n";
-  }
-  out += "findings:\n";
-  for (const auto& f : report.findings) {
-    if (StartsWith(f.id, "nccl.")) continue;  // already listed under the log's verdicts
-    out += fmt::format("  [{}] {}: {}\n", model::SeverityName(f.severity), f.id, f.message);
-    for (const auto& e : f.evidence) out += fmt::format("      {}\n", e);
-    if (!f.remedy.empty() && f.severity != model::Severity::kPass) out += fmt::format("      fix: {}\n", f.remedy);
-  }
-  return out;
-}
-
 }  // namespace fabcheck::coll

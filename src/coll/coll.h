@@ -36,7 +36,4 @@ RankOutcome OutcomeOf(const Result<model::CollReport>& report, int rank, const s
 // rank), and a rank that failed or never reported is a failing finding.
 void MergeRankOutcomes(const std::vector<RankOutcome>& outcomes, model::CollReport* report);
 
-// nccl-tests' table per op, the NCCL log summary and the findings.
-std::string FormatCollReport(const model::CollReport& report);
-
 }  // namespace fabcheck::coll

@@ -270,29 +270,4 @@ Result<model::GpuCopyReport> MeasureGpuCopies(const sys::SysRoot& root, const Gp
   return report;
 }
 
-std::string FormatGpuCopyReport(const model::GpuCopyReport& report) {
-  std::string out = fmt::format("CUDA runtime {}, driver supports CUDA {}\n", report.cuda_runtime_version,
-                                dl::CudaVersionString(report.cuda_driver_version));
-  for (const auto& g : report.gpus) {
-    out += fmt::format("GPU {}: {} [{}] NUMA {} link {} (max {})\n", g.index, g.name, g.pci_bus_id, g.numa_node,
-                       g.pcie_gts > 0 ? PcieName(g.pcie_gts, g.pcie_width) : "unknown",
-                       g.pcie_max_gts > 0 ? PcieName(g.pcie_max_gts, g.pcie_max_width) : "unknown");
-  }
-  out += fmt::format("{:<6} {:>4} {:>5} {:>6} {:>12} {:>10} {:>10} {:>6}  {}\n", "copy", "gpu", "peer", "numa", "bytes",
-                     "GB/s", "link GB/s", "ratio", "link");
-  for (const auto& m : report.measurements) {
-    out += fmt::format("{:<6} {:>4} {:>5} {:>6} {:>12} {:>10.2f} {:>10} {:>6}  {}\n", m.kind, m.gpu,
-                       m.peer_gpu >= 0 ? std::to_string(m.peer_gpu) : "-",
-                       m.kind == "h2d" || m.kind == "d2h" ? fmt::format("{}{}", m.numa_node, m.numa_local ? "" : "*") : "-",
-                       m.bytes, m.gbps, m.expected_gbps > 0 ? fmt::format("{:.2f}", m.expected_gbps) : "-",
-                       m.expected_gbps > 0 ? fmt::format("{:.2f}", m.gbps / m.expected_gbps) : "-", m.link);
-  }
-  out += "findings:\n";
-  for (const auto& f : report.findings) {
-    out += fmt::format("  [{}] {}: {}: {}\n", model::SeverityName(f.severity), f.id, f.object, f.message);
-    if (!f.remedy.empty() && f.severity != model::Severity::kPass) out += fmt::format("      fix: {}\n", f.remedy);
-  }
-  return out;
-}
-
 }  // namespace fabcheck::coll

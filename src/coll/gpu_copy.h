@@ -30,6 +30,4 @@ std::vector<model::Finding> GpuCopyFindings(const model::GpuCopyReport& report, 
 
 Result<model::GpuCopyReport> MeasureGpuCopies(const sys::SysRoot& root, const GpuCopyOptions& options);
 
-std::string FormatGpuCopyReport(const model::GpuCopyReport& report);
-
 }  // namespace fabcheck::coll

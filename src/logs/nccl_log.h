@@ -3,7 +3,8 @@
 // RDMA decisions, the bootstrap interface, the NCCL version, the plugins,
 // and the failures (work-completion errors, socket and verbs failures,
 // plugin problems, watchdog timeouts) with the file and line they came from.
-// The rules over these values live in diagnose/ (catalog: docs/diagnose.md).
+// The rules over these values live in diagnose/ (catalog: docs/diagnose.md),
+// their text in report/nccl_log_text.h.
 //
 // Formats: NCCL 2.5 to 2.28 ("Ring NN : a[b] -> c[d] via", "via direct shared
 // memory", "Channel NN/M : a[b] -> c[d] [send] via NET/<name>/<dev>"; busId or
@@ -62,10 +63,5 @@ class NcclLogParser {
 // Parses these files. Fails only when no file could be read; an unreadable
 // file among readable ones gives a "nccl.log.unreadable" finding.
 Result<model::NcclLogSummary> ParseNcclLogFiles(const std::vector<std::string>& paths);
-
-// A short human summary (what `fabcheck nccl-log` prints before the findings).
-std::string FormatNcclLogSummary(const model::NcclLogSummary& summary);
-// The findings as `nccl-log` and `coll` print them.
-std::string FormatNcclFindings(const std::vector<model::Finding>& findings);
 
 }  // namespace fabcheck::logs

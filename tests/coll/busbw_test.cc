@@ -66,34 +66,8 @@ TEST(BusBw, BandwidthFromCountAndTime) {
   EXPECT_EQ(ComputeBandwidth(CollOp::kAllReduce, 10, 4, 0, 2).algbw_gbps, 0);
 }
 
-TEST(BusBw, FloatFieldsFollowGetFloatStr) {
-  EXPECT_EQ(FormatFloatField(12.345, 6), " 12.35");
-  EXPECT_EQ(FormatFloatField(346.61, 6), "346.61");
-  EXPECT_EQ(FormatFloatField(1234.5, 6), "1234.5");
-  EXPECT_EQ(FormatFloatField(123456.7, 6), "123457");
-  EXPECT_EQ(FormatFloatField(49612.3, 7), "49612.3");
-  EXPECT_EQ(FormatFloatField(0, 6), "  0.00");
-}
-
-TEST(BusBw, RowMatchesNcclTestsLayout) {
-  model::CollRow row;
-  row.size_bytes = 8589934592;
-  row.count = 2147483648;
-  row.type = "float";
-  row.redop = "sum";
-  row.root = -1;
-  row.out_of_place = {49612.3, 173.14, 173.14, 0};
-  row.in_place = {49500.0, 173.54, 173.54, std::nullopt};
-  // "%12li  %12li  %8s  %6s  %6s" then "  %7s  %6s  %6s  %6g" / "    N/A".
-  EXPECT_EQ(FormatCollRow(row),
-            "  8589934592    2147483648     float     sum      -1  49612.3  173.14  173.14       0  49500.0  173.54  "
-            "173.54    N/A\n");
-  EXPECT_EQ(FormatCollFooter(0, 173.34), "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 173.34 \n#\n");
-  EXPECT_NE(FormatCollTableHeader().find("#       size         count      type   redop    root     time   algbw   busbw "
-                                         " #wrong     time   algbw   busbw  #wrong"),
-            std::string::npos)
-      << FormatCollTableHeader();
-}
+// The table text (FormatFloatField, FormatCollRow, ...) is tested with the
+// other renderers in tests/report/text_golden_test.cc.
 
 TEST(BusBw, AverageOverBothHalves) {
   model::CollRow a, b;

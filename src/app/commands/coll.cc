@@ -15,6 +15,7 @@
 #include "coll/coll.h"
 #include "coll/job.h"
 #include "diagnose/engine.h"
+#include "report/coll_text.h"
 
 namespace {
 
@@ -99,7 +100,7 @@ int Run(const Options& o) {
   if (!outcome->report) return outcome->exit_code;
   model::CollReport& report = *outcome->report;
   AddNcclFindings(&report);
-  std::cout << (o.json ? ToJsonText(nlohmann::json(report), 2) + "\n" : coll::FormatCollReport(report));
+  std::cout << (o.json ? ToJsonText(nlohmann::json(report), 2) + "\n" : report::FormatCollReport(report));
   return coll::ExitCodeOf(report);
 }
 

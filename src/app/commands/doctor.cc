@@ -12,6 +12,7 @@
 #include "checks/runner.h"
 #include "fabcheck/version.h"
 #include "inventory/snapshot.h"
+#include "report/doctor_text.h"
 
 namespace {
 
@@ -42,7 +43,7 @@ int Run(const DoctorFlags& flags) {
   if (flags.json) {
     std::cout << ToJsonText(nlohmann::json(*report), 2) << "\n";
   } else {
-    std::cout << checks::RenderDoctorText(*report, flags.verbose);
+    std::cout << report::RenderDoctorText(*report, flags.verbose);
   }
   return report->summary.exit_code;
 }

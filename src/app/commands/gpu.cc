@@ -9,6 +9,7 @@
 #include "base/units.h"
 #include "coll/gpu_copy.h"
 #include "fabcheck/version.h"
+#include "report/coll_text.h"
 #include "sys/sysroot.h"
 
 namespace {
@@ -49,7 +50,7 @@ int Run(const Options& o) {
   if (o.json) {
     std::cout << ToJsonText(nlohmann::json(*report), 2) << "\n";
   } else {
-    std::cout << coll::FormatGpuCopyReport(*report);
+    std::cout << report::FormatGpuCopyReport(*report);
   }
   model::Severity worst = model::Severity::kPass;
   for (const auto& f : report->findings) worst = std::max(worst, f.severity);

@@ -10,7 +10,7 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "inventory/inventory.h"
-#include "inventory/render.h"
+#include "report/inventory_text.h"
 #include "sys/sysroot.h"
 
 namespace {
@@ -32,11 +32,11 @@ int Run(const Options& options) {
   if (options.json) {
     std::cout << ToJsonText(nlohmann::json(inv), 2) << "\n";
   } else {
-    inventory::RenderOptions render;
+    report::InventoryTextOptions render;
     render.matrix = options.matrix;
     const sys::SysRoot& r = *root;
     render.display_path = [&r](const std::string& path) { return r.DisplayPath(path); };
-    std::cout << inventory::RenderInventory(inv, render);
+    std::cout << report::RenderInventory(inv, render);
   }
   // Unreadable files mean an incomplete picture: say so to scripts too.
   return inv.warnings.empty() ? kExitOk : kExitWarnings;

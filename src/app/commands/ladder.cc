@@ -20,11 +20,11 @@
 #include "fabcheck/version.h"
 #include "ladder/judge.h"
 #include "ladder/node_service.h"
-#include "ladder/render.h"
 #include "ladder/runner.h"
 #include "ladder/rungs.h"
 #include "net/auth.h"
 #include "net/rank.h"
+#include "report/ladder_text.h"
 #include "sweep/agent.h"
 #include "sweep/discovery.h"
 
@@ -225,7 +225,7 @@ int RunLadderCommand(const Options& o) {
   if (!o.quiet) {
     lo.on_progress = [tty](const ladder::Progress& p) {
       std::cerr << (tty ? "\r" : "")
-                << ladder::ProgressLine(p.rung, p.rung_number, p.rungs, p.members, p.done, p.total, p.elapsed_s, p.eta_s)
+                << report::LadderProgressLine(p.rung, p.rung_number, p.rungs, p.members, p.done, p.total, p.elapsed_s, p.eta_s)
                 << (tty ? "\033[K" : "\n") << std::flush;
     };
   }
@@ -236,7 +236,7 @@ int RunLadderCommand(const Options& o) {
   if (o.json) {
     std::cout << ToJsonText(nlohmann::json(*manifest), 2) << "\n";
   } else {
-    std::cout << ladder::RenderVerdict(*manifest, o.out);
+    std::cout << report::RenderLadderVerdict(*manifest, o.out);
   }
   if (rendezvous) std::this_thread::sleep_for(std::chrono::seconds(2));  // let the ranks see "done"
   return manifest->verdict.exit_code;

@@ -9,6 +9,7 @@
 #include "base/json_text.h"
 #include "diagnose/engine.h"
 #include "logs/nccl_log.h"
+#include "report/nccl_log_text.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ int Run(const Options& options) {
   if (options.json) {
     std::cout << fabcheck::ToJsonText(nlohmann::json(*summary), 2) << "\n";
   } else {
-    std::cout << fabcheck::logs::FormatNcclLogSummary(*summary) << fabcheck::logs::FormatNcclFindings(summary->findings);
+    std::cout << fabcheck::report::FormatNcclLogSummary(*summary) << fabcheck::report::FormatNcclFindings(summary->findings);
   }
   Severity worst = Severity::kPass;
   for (const auto& f : summary->findings) worst = std::max(worst, f.severity);

@@ -13,7 +13,7 @@
 #include "net/auth.h"
 #include "perf/engine.h"
 #include "perf/server.h"
-#include "perf/table.h"
+#include "report/perf_table.h"
 
 namespace {
 
@@ -153,7 +153,7 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
   if (a.json) {
     std::cout << ToJsonText(nlohmann::json(*result), 2) << "\n";
   } else {
-    std::cout << perf::FormatPerfTable(*result, {a.mibps});
+    std::cout << report::FormatPerfTable(*result, {a.mibps});
   }
   if (!result->error.empty()) std::cerr << "fabcheck perf run: " << result->error << "\n";
   return result->ok() ? kExitOk : kExitFailures;

@@ -18,7 +18,7 @@
 #include "net/rank.h"
 #include "sweep/agent.h"
 #include "sweep/discovery.h"
-#include "sweep/render.h"
+#include "report/sweep_text.h"
 #include "sweep/runner.h"
 
 namespace {
@@ -199,7 +199,7 @@ int RunSweepCommand(const Options& o) {
   if (!o.quiet) {
     so.on_progress = [tty](const sweep::Progress& p) {
       std::cerr << (tty ? "\r" : "")
-                << sweep::ProgressLine(p.round, p.rounds, p.elapsed_s, p.eta_s, p.unreachable)
+                << report::SweepProgressLine(p.round, p.rounds, p.elapsed_s, p.eta_s, p.unreachable)
                 << (tty ? "   " : "\n") << std::flush;
     };
   }
@@ -224,7 +224,7 @@ int RunSweepCommand(const Options& o) {
   if (o.json) {
     std::cout << ToJsonText(j, 2) << "\n";
   } else {
-    std::cout << sweep::RenderText(*result);
+    std::cout << report::RenderSweepText(*result);
   }
   if (rendezvous) std::this_thread::sleep_for(std::chrono::seconds(2));  // let the ranks see "done"
   return ExitFor(*result);

@@ -1,4 +1,4 @@
-#include "sweep/render.h"
+#include "report/sweep_text.h"
 
 #include <fmt/format.h>
 
@@ -6,8 +6,9 @@
 #include <cmath>
 
 #include "base/units.h"
+#include "report/table.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::report {
 namespace {
 
 // Higher is better for bandwidth and MTU; lower for latency.
@@ -27,53 +28,59 @@ std::string Label(const model::SweepResult& r, int i) {
   return name.empty() ? fmt::format("node-{}", i) : name;
 }
 
+size_t LabelWidth(const model::SweepResult& r, int n) {
+  size_t width = 4;
+  for (int i = 0; i < n; ++i) width = std::max(width, Label(r, i).size());
+  return width;
+}
+
 void Heatmap(std::string& out, const model::SweepResult& r, const model::PairMatrix& m, double median,
              bool higher_is_better, const char* title) {
   const int n = m.size();
-  size_t width = 4;
-  for (int i = 0; i < n; ++i) width = std::max(width, Label(r, i).size());
+  const size_t width = LabelWidth(r, n);
   out += fmt::format("{} (row sends to column; # >= 90% of the median {:.4g}, + >= 75%, - >= 50%, . >= 10%, ! below, "
                      "? not measured)\n",
                      title, median);
-  out += fmt::format("{:>{}}  ", "", width);
-  for (int j = 0; j < n; ++j) out += static_cast<char>('0' + j % 10);
-  out += "\n";
+  // Label, the row of glyphs, the row number again.
+  TextTable table({{"", width, Align::kRight}, {"", 0, Align::kLeft, 0, "  "}, {"", 0, Align::kLeft, 0, "  "}});
+  std::string digits;
+  for (int j = 0; j < n; ++j) digits += static_cast<char>('0' + j % 10);
+  out += TextTable({{"", width, Align::kRight}, {"", 0, Align::kLeft, 0, "  "}}).Row({"", digits});
   for (int i = 0; i < n; ++i) {
-    out += fmt::format("{:>{}}  ", Label(r, i), width);
-    for (int j = 0; j < n; ++j) out += i == j ? ' ' : Glyph(m.at(i, j), median, higher_is_better);
-    out += fmt::format("  {}\n", i);
+    std::string glyphs;
+    for (int j = 0; j < n; ++j) glyphs += i == j ? ' ' : Glyph(m.at(i, j), median, higher_is_better);
+    out += table.Row({Label(r, i), glyphs, std::to_string(i)});
   }
 }
 
 void Numbers(std::string& out, const model::SweepResult& r, const model::PairMatrix& m, const char* title,
              const char* format) {
   const int n = m.size();
-  size_t width = 4;
-  for (int i = 0; i < n; ++i) width = std::max(width, Label(r, i).size());
-  out += fmt::format("{}\n{:>{}}", title, "", width);
-  for (int j = 0; j < n; ++j) out += fmt::format(" {:>7}", j);
-  out += "\n";
+  std::vector<Column> columns = {{"", LabelWidth(r, n), Align::kRight}};
+  for (int j = 0; j < n; ++j) columns.push_back({std::to_string(j), 7, Align::kRight});
+  TextTable table(columns);
+  out += std::string(title) + "\n" + table.Header();
   for (int i = 0; i < n; ++i) {
-    out += fmt::format("{:>{}}", Label(r, i), width);
+    std::vector<std::string> cells = {Label(r, i)};
     for (int j = 0; j < n; ++j) {
-      if (i == j) out += fmt::format(" {:>7}", "");
-      else if (!m.has(i, j)) out += fmt::format(" {:>7}", "-");
-      else out += fmt::format(" {:>7}", fmt::format(fmt::runtime(format), m.at(i, j)));
+      if (i == j) cells.emplace_back("");
+      else if (!m.has(i, j)) cells.emplace_back("-");
+      else cells.push_back(fmt::format(fmt::runtime(format), m.at(i, j)));
     }
-    out += "\n";
+    out += table.Row(cells);
   }
 }
 
 }  // namespace
 
-std::string ProgressLine(int round, int rounds, double elapsed_s, double eta_s, int unreachable) {
+std::string SweepProgressLine(int round, int rounds, double elapsed_s, double eta_s, int unreachable) {
   std::string line = fmt::format("sweep: round {} of {}, elapsed {}, ETA {}", round, rounds,
                                  FormatDuration(elapsed_s), FormatDuration(eta_s));
   if (unreachable > 0) line += fmt::format(", {} unreachable", unreachable);
   return line;
 }
 
-std::string RenderText(const model::SweepResult& r, const RenderOptions& o) {
+std::string RenderSweepText(const model::SweepResult& r, const SweepTextOptions& o) {
   std::string out;
   int reachable = 0;
   for (const auto& m : r.members) reachable += m.reachable ? 1 : 0;
@@ -127,4 +134,4 @@ std::string RenderText(const model::SweepResult& r, const RenderOptions& o) {
   return out;
 }
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::report

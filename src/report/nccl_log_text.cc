@@ -1,9 +1,12 @@
+#include "report/nccl_log_text.h"
+
 #include <fmt/format.h>
 
-#include "base/strings.h"
-#include "logs/nccl_log.h"
+#include <map>
 
-namespace fabcheck::logs {
+#include "base/strings.h"
+
+namespace fabcheck::report {
 
 using model::Severity;
 
@@ -70,14 +73,17 @@ std::string FormatNcclLogSummary(const model::NcclLogSummary& s) {
   return out;
 }
 
-std::string FormatNcclFindings(const std::vector<model::Finding>& findings) {
-  std::string out = "verdicts:\n";
-  for (const auto& f : findings) {
-    out += fmt::format("  [{}] {}: {}\n", model::SeverityName(f.severity), f.id, f.message);
-    for (const auto& e : f.evidence) out += fmt::format("      {}\n", e);
-    if (!f.remedy.empty() && f.severity != Severity::kPass) out += fmt::format("      fix: {}\n", f.remedy);
-  }
+std::string FormatFindingLines(const model::Finding& f) {
+  std::string out = fmt::format("  [{}] {}: {}\n", model::SeverityName(f.severity), f.id, f.message);
+  for (const auto& e : f.evidence) out += fmt::format("      {}\n", e);
+  if (!f.remedy.empty() && f.severity != Severity::kPass) out += fmt::format("      fix: {}\n", f.remedy);
   return out;
 }
 
-}  // namespace fabcheck::logs
+std::string FormatNcclFindings(const std::vector<model::Finding>& findings) {
+  std::string out = "verdicts:\n";
+  for (const auto& f : findings) out += FormatFindingLines(f);
+  return out;
+}
+
+}  // namespace fabcheck::report

@@ -7,12 +7,12 @@
 
 #include "fabcheck/model/perf.h"
 
-namespace fabcheck::perf {
+namespace fabcheck::report {
 
-struct TableOptions {
+struct PerfTableOptions {
   bool mibps = false;  // BW columns in MiB/s instead of Gb/s
 };
 
-std::string FormatPerfTable(const model::PerfResult& result, const TableOptions& options = {});
+std::string FormatPerfTable(const model::PerfResult& result, const PerfTableOptions& options = {});
 
-}  // namespace fabcheck::perf
+}  // namespace fabcheck::report

@@ -3,23 +3,24 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "fabcheck/model/inventory.h"
 
-namespace fabcheck::inventory {
+namespace fabcheck::report {
 
-struct RenderOptions {
+struct InventoryTextOptions {
   bool matrix = false;  // add the GPU x NIC distance matrix and the rails
   // How warnings name files ("/sys/..." by default); the command passes the
   // sysroot's DisplayPath so a capture's name appears.
   std::function<std::string(const std::string& path)> display_path;
 };
 
-std::string RenderInventory(const model::Inventory& inv, const RenderOptions& options);
+std::string RenderInventory(const model::Inventory& inv, const InventoryTextOptions& options);
 // Only the matrix, the rails and the legend.
 std::string RenderMatrix(const model::Inventory& inv);
 // "Gen5 x16", "Gen4 x8", "?" parts when unknown.
 std::string FormatLink(const std::optional<double>& gts, const std::optional<int>& width);
 
-}  // namespace fabcheck::inventory
+}  // namespace fabcheck::report

@@ -1,4 +1,4 @@
-#include "ladder/render.h"
+#include "report/ladder_text.h"
 
 #include <fmt/format.h>
 
@@ -6,15 +6,15 @@
 
 #include "base/strings.h"
 
-namespace fabcheck::ladder {
+namespace fabcheck::report {
 namespace {
 
 std::string Clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
 
 }  // namespace
 
-std::string ProgressLine(const std::string& rung, int rung_number, int rungs, int members, size_t done, size_t total,
-                         double elapsed_s, double eta_s) {
+std::string LadderProgressLine(const std::string& rung, int rung_number, int rungs, int members, size_t done,
+                               size_t total, double elapsed_s, double eta_s) {
   std::string line = fmt::format("[{}/{} {}] {} member{}", rung_number, rungs, rung, members, members == 1 ? "" : "s");
   if (total > 0) line += fmt::format(", {}/{} done", done, total);
   line += fmt::format(", {:.1f} s elapsed", elapsed_s);
@@ -22,7 +22,7 @@ std::string ProgressLine(const std::string& rung, int rung_number, int rungs, in
   return line;
 }
 
-std::string RenderVerdict(const model::LadderManifest& m, const std::string& bundle) {
+std::string RenderLadderVerdict(const model::LadderManifest& m, const std::string& bundle) {
   std::string out;
   const auto& v = m.verdict;
   out += fmt::format("fabcheck ladder: {}\n", v.summary);
@@ -69,4 +69,4 @@ std::string RenderVerdict(const model::LadderManifest& m, const std::string& bun
   return out;
 }
 
-}  // namespace fabcheck::ladder
+}  // namespace fabcheck::report

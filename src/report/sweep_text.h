@@ -7,16 +7,16 @@
 
 #include "fabcheck/model/sweep.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::report {
 
-struct RenderOptions {
+struct SweepTextOptions {
   int numeric_up_to = 16;  // print the numbers when n <= this
   int heatmap_up_to = 128; // beyond it, the heatmap would not fit a screen: culprits only
 };
 
-std::string RenderText(const model::SweepResult& result, const RenderOptions& options = {});
+std::string RenderSweepText(const model::SweepResult& result, const SweepTextOptions& options = {});
 
-// "round 3 of 7, elapsed 12.1 s, ETA 16.0 s, 1 unreachable"
-std::string ProgressLine(int round, int rounds, double elapsed_s, double eta_s, int unreachable);
+// "sweep: round 3 of 7, elapsed 12.1 s, ETA 16.0 s, 1 unreachable"
+std::string SweepProgressLine(int round, int rounds, double elapsed_s, double eta_s, int unreachable);
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::report

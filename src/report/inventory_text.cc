@@ -1,4 +1,4 @@
-#include "inventory/render.h"
+#include "report/inventory_text.h"
 
 #include <fmt/format.h>
 
@@ -6,14 +6,10 @@
 
 #include "base/strings.h"
 #include "base/units.h"
+#include "report/table.h"
 
-namespace fabcheck::inventory {
+namespace fabcheck::report {
 namespace {
-
-std::string Cut(std::string_view s, size_t width) {
-  if (s.size() <= width) return std::string(s);
-  return std::string(s.substr(0, width - 1)) + "~";
-}
 
 // 0000:18:00.0 -> 18:00.0 (domain 0 is the norm; keep others whole).
 std::string ShortBdf(const std::string& bdf) { return StartsWith(bdf, "0000:") ? bdf.substr(5) : bdf; }
@@ -45,8 +41,17 @@ void RenderRdma(std::string& out, const model::Inventory& inv) {
                                   : "  none: no /sys/class/infiniband (RDMA drivers not loaded, or no RDMA NIC)\n";
     return;
   }
-  out += fmt::format("{:<10} {:<7} {:<9} {:>5} {:<7} {:<3} {:<13} {:>3} {:>4} {}\n", "DEV/PORT", "STATE", "PHYS",
-                     "GB/S", "WIDTH", "LL", "NETDEV", "GID", "NUMA", "FW");
+  TextTable table({{"DEV/PORT", 10, Align::kLeft, 10},
+                   {"STATE", 7, Align::kLeft, 7},
+                   {"PHYS", 9, Align::kLeft, 9},
+                   {"GB/S", 5, Align::kRight},
+                   {"WIDTH", 7, Align::kLeft, 7},
+                   {"LL", 3},
+                   {"NETDEV", 13, Align::kLeft, 13},
+                   {"GID", 3, Align::kRight, 4},
+                   {"NUMA", 4, Align::kRight},
+                   {"FW", 0, Align::kLeft, 12}});
+  out += table.Header();
   for (const auto& d : inv.rdma_devices) {
     if (d.ports.empty()) {
       out += fmt::format("{:<10} (no ports readable)\n", Cut(d.name, 10));
@@ -56,11 +61,9 @@ void RenderRdma(std::string& out, const model::Inventory& inv) {
       std::string width = p.width ? fmt::format("{}X {}", *p.width, p.speed_name) : (p.rate_gbps ? "" : "?");
       std::string ll = p.link_layer == "InfiniBand" ? "IB" : p.link_layer == "Ethernet" ? "Eth" : "?";
       std::string gid = p.nccl_gid_index ? std::to_string(*p.nccl_gid_index) : (ll == "Eth" ? "none" : "?");
-      out += fmt::format("{:<10} {:<7} {:<9} {:>5} {:<7} {:<3} {:<13} {:>3} {:>4} {}\n",
-                         Cut(d.name + "/" + std::to_string(p.port), 10), Cut(p.state.empty() ? "?" : p.state, 7),
-                         Cut(p.phys_state.empty() ? "?" : PhysShort(p.phys_state), 9), rate, Cut(width, 7), ll,
-                         Cut(p.netdev.empty() ? "-" : p.netdev, 13), Cut(gid, 4), Numa(d.numa_node),
-                         Cut(d.fw_ver.empty() ? "?" : d.fw_ver, 12));
+      out += table.Row({d.name + "/" + std::to_string(p.port), p.state.empty() ? "?" : p.state,
+                        p.phys_state.empty() ? "?" : PhysShort(p.phys_state), rate, width, ll,
+                        p.netdev.empty() ? "-" : p.netdev, gid, Numa(d.numa_node), d.fw_ver.empty() ? "?" : d.fw_ver});
     }
   }
   out += "  GID = the index NCCL picks by default (RoCE: first RoCE v2 IPv4 entry; IB: 0)\n";
@@ -76,10 +79,32 @@ bool ShowNetdev(const model::Inventory& inv, const model::NetDevice& n) {
   return false;
 }
 
+std::string Addresses(const model::NetDevice& n) {
+  if (!n.addresses_known) return "?";
+  std::vector<std::string> shown;
+  int more = 0;
+  for (const auto& a : n.addresses) {
+    if (a.family == "inet" && shown.size() < 2) {
+      shown.push_back(a.address + "/" + std::to_string(a.prefix_len));
+    } else {
+      ++more;
+    }
+  }
+  std::string addresses = Join(shown, " ");
+  if (more > 0) addresses += fmt::format("{}+{} v6", addresses.empty() ? "" : " ", more);
+  return addresses.empty() ? "-" : addresses;
+}
+
 void RenderNetdevs(std::string& out, const model::Inventory& inv) {
   Heading(out, "Network interfaces (on a PCI function, VLANs)");
-  out += fmt::format("{:<15} {:<7} {:<4} {:>5} {:>7} {:<8} {}\n", "NAME", "STATE", "LINK", "MTU", "SPEED", "PCI/VLAN",
-                     "ADDRESSES");
+  TextTable table({{"NAME", 15, Align::kLeft, 15},
+                   {"STATE", 7, Align::kLeft, 7},
+                   {"LINK", 4},
+                   {"MTU", 5, Align::kRight},
+                   {"SPEED", 7, Align::kRight},
+                   {"PCI/VLAN", 8, Align::kLeft, 8},
+                   {"ADDRESSES", 0, Align::kLeft, 32}});
+  out += table.Header();
   int hidden = 0;
   for (const auto& n : inv.netdevs) {
     if (!ShowNetdev(inv, n)) {
@@ -92,26 +117,8 @@ void RenderNetdevs(std::string& out, const model::Inventory& inv) {
                                      : "-";
     std::string where = !n.vlan_parent.empty() ? fmt::format("{}.{}", Cut(n.vlan_parent, 4), n.vlan_id.value_or(0))
                                                : ShortBdf(n.pci_bdf);
-    std::string addresses;
-    if (!n.addresses_known) {
-      addresses = "?";
-    } else {
-      std::vector<std::string> shown;
-      int more = 0;
-      for (const auto& a : n.addresses) {
-        if (a.family == "inet" && shown.size() < 2) {
-          shown.push_back(a.address + "/" + std::to_string(a.prefix_len));
-        } else {
-          ++more;
-        }
-      }
-      addresses = Join(shown, " ");
-      if (more > 0) addresses += fmt::format("{}+{} v6", addresses.empty() ? "" : " ", more);
-      if (addresses.empty()) addresses = "-";
-    }
-    out += fmt::format("{:<15} {:<7} {:<4} {:>5} {:>7} {:<8} {}\n", Cut(n.name, 15),
-                       Cut(n.operstate.empty() ? "?" : n.operstate, 7), link, n.mtu ? std::to_string(*n.mtu) : "?",
-                       speed, Cut(where, 8), Cut(addresses, 32));
+    out += table.Row({n.name, n.operstate.empty() ? "?" : n.operstate, link, n.mtu ? std::to_string(*n.mtu) : "?",
+                      speed, where, Addresses(n)});
   }
   if (hidden > 0) out += fmt::format("  + {} virtual interface(s) (lo, bridges, veth...): see --json\n", hidden);
 }
@@ -122,11 +129,16 @@ void RenderGpus(std::string& out, const model::Inventory& inv) {
     out += "  none (no NVIDIA 3D/VGA controller on the PCI bus)\n";
     return;
   }
-  out += fmt::format("{:<5} {:<8} {:>4} {:<18} {}\n", "GPU", "PCI", "NUMA", "PCIE (CUR/MAX)", "NAME");
+  TextTable table({{"GPU", 5},
+                   {"PCI", 8},
+                   {"NUMA", 4, Align::kRight},
+                   {"PCIE (CUR/MAX)", 18, Align::kLeft, 18},
+                   {"NAME", 0, Align::kLeft, 40}});
+  out += table.Header();
   for (const auto& g : inv.gpus) {
     std::string name = g.name.empty() ? "? (" + g.pci.device_id + ")" : g.name;
-    out += fmt::format("{:<5} {:<8} {:>4} {:<18} {}\n", "GPU" + std::to_string(g.index), ShortBdf(g.pci.bdf),
-                       Numa(g.pci.numa_node), Cut(LinkPair(g.pci.link), 18), Cut(name, 40));
+    out += table.Row({"GPU" + std::to_string(g.index), ShortBdf(g.pci.bdf), Numa(g.pci.numa_node),
+                      LinkPair(g.pci.link), name});
   }
   if (!inv.nvswitches.empty()) {
     std::vector<std::string> bdfs;
@@ -141,15 +153,19 @@ void RenderNics(std::string& out, const model::Inventory& inv) {
     out += "  none (no network controller on the PCI bus)\n";
     return;
   }
-  out += fmt::format("{:<9} {:<8} {:>4} {:<18} {:<10} {}\n", "NIC", "PCI", "NUMA", "PCIE (CUR/MAX)", "ID",
-                     "DRIVER / NETDEVS");
+  TextTable table({{"NIC", 9, Align::kLeft, 9},
+                   {"PCI", 8},
+                   {"NUMA", 4, Align::kRight},
+                   {"PCIE (CUR/MAX)", 18, Align::kLeft, 18},
+                   {"ID", 10},
+                   {"DRIVER / NETDEVS", 0, Align::kLeft, 26}});
+  out += table.Header();
   for (const auto& n : inv.nics) {
     std::string id = fmt::format("{}:{}", n.pci.vendor_id.size() > 2 ? n.pci.vendor_id.substr(2) : "?",
                                  n.pci.device_id.size() > 2 ? n.pci.device_id.substr(2) : "?");
     std::string rest = (n.pci.driver.empty() ? "-" : n.pci.driver);
     if (!n.netdevs.empty()) rest += " " + Join(n.netdevs, ",");
-    out += fmt::format("{:<9} {:<8} {:>4} {:<18} {:<10} {}\n", Cut(ShortBdf(n.label), 9), ShortBdf(n.pci.bdf),
-                       Numa(n.pci.numa_node), Cut(LinkPair(n.pci.link), 18), id, Cut(rest, 26));
+    out += table.Row({ShortBdf(n.label), ShortBdf(n.pci.bdf), Numa(n.pci.numa_node), LinkPair(n.pci.link), id, rest});
   }
 }
 
@@ -162,12 +178,9 @@ std::string PathText(const model::PciFunction& f) {
 void RenderPaths(std::string& out, const model::Inventory& inv) {
   if (inv.gpus.empty() && inv.nics.empty()) return;
   Heading(out, "PCIe paths (root complex > bridges; ! = link below its maximum)");
-  for (const auto& g : inv.gpus) {
-    out += fmt::format("{:<9} {:<8} {}\n", "GPU" + std::to_string(g.index), ShortBdf(g.pci.bdf), Cut(PathText(g.pci), 61));
-  }
-  for (const auto& n : inv.nics) {
-    out += fmt::format("{:<9} {:<8} {}\n", Cut(ShortBdf(n.label), 9), ShortBdf(n.pci.bdf), Cut(PathText(n.pci), 61));
-  }
+  TextTable table({{"", 9, Align::kLeft, 9}, {"", 8}, {"", 0, Align::kLeft, 61}});
+  for (const auto& g : inv.gpus) out += table.Row({"GPU" + std::to_string(g.index), ShortBdf(g.pci.bdf), PathText(g.pci)});
+  for (const auto& n : inv.nics) out += table.Row({ShortBdf(n.label), ShortBdf(n.pci.bdf), PathText(n.pci)});
 }
 
 void RenderNuma(std::string& out, const model::Inventory& inv) {
@@ -206,14 +219,23 @@ std::string RenderMatrix(const model::Inventory& inv) {
   const size_t kPerBlock = 10;
   for (size_t start = 0; start < t.nics.size(); start += kPerBlock) {
     size_t end = std::min(t.nics.size(), start + kPerBlock);
-    std::string header = fmt::format("{:<6}", "");
-    for (size_t n = start; n < end; ++n) header += fmt::format(" {:<6}", Cut(t.nics[n], 6));
-    while (!header.empty() && header.back() == ' ') header.pop_back();
-    out += header + "\n";
+    std::vector<Column> columns = {{"", 6}};
+    std::vector<std::string> header = {""};
+    for (size_t n = start; n < end; ++n) {
+      columns.push_back({"", 6, Align::kLeft, 6});
+      header.push_back(t.nics[n]);
+    }
+    // Rows end at their last non-blank character (no trailing padding).
+    TextTable table(columns, {.indent = "", .separator = " ", .line_end = ""});
+    auto trimmed = [](std::string text) {
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      return text + "\n";
+    };
+    out += trimmed(table.Row(header));
     for (size_t g = 0; g < t.gpus.size(); ++g) {
-      std::string row = fmt::format("{:<6}", t.gpus[g]);
-      for (size_t n = start; n < end; ++n) row += fmt::format(" {:<6}", model::PathTypeName(t.distance[g][n]));
-      out += std::string(Trim(row)) + "\n";
+      std::vector<std::string> row = {t.gpus[g]};
+      for (size_t n = start; n < end; ++n) row.emplace_back(model::PathTypeName(t.distance[g][n]));
+      out += trimmed(table.Row(row));
     }
   }
   out += "Rails (nearest NIC per GPU, balanced):\n";
@@ -232,7 +254,7 @@ std::string RenderMatrix(const model::Inventory& inv) {
   return out;
 }
 
-std::string RenderInventory(const model::Inventory& inv, const RenderOptions& options) {
+std::string RenderInventory(const model::Inventory& inv, const InventoryTextOptions& options) {
   std::string out;
   out += fmt::format("fabcheck inventory: {}", inv.source);
   if (!inv.host.hostname.empty()) out += fmt::format(", host {}", inv.host.hostname);
@@ -256,4 +278,4 @@ std::string RenderInventory(const model::Inventory& inv, const RenderOptions& op
   return out;
 }
 
-}  // namespace fabcheck::inventory
+}  // namespace fabcheck::report

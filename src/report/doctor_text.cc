@@ -1,0 +1,55 @@
+#include "report/doctor_text.h"
+
+#include <fmt/format.h>
+
+#include "base/strings.h"
+#include "checks/check.h"
+#include "report/table.h"
+
+namespace fabcheck::report {
+
+std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
+  std::string out;
+  out += fmt::format("fabcheck doctor on {} ({}){}\n", report.hostname.empty() ? "?" : report.hostname, report.sysroot,
+                     report.profile.empty() ? "" : ", profile " + report.profile);
+  if (!report.env_sources.empty()) out += "NCCL settings from: " + Join(report.env_sources, ", ") + "\n";
+  auto mark = [](model::Severity s) -> const char* {
+    switch (s) {
+      case model::Severity::kPass: return "PASS";
+      case model::Severity::kInfo: return "INFO";
+      case model::Severity::kUnknown: return "UNKN";
+      case model::Severity::kWarn: return "WARN";
+      case model::Severity::kFail: return "FAIL";
+    }
+    return "?";
+  };
+  // "  FAIL  pcie.downgraded      mlx5_3: ..."
+  const TextTable lines({{"", 0}, {"", 20, Align::kLeft, 0, "  "}, {"", 0}}, {.indent = "  "});
+  for (checks::Rung r : checks::kAllRungs) {
+    std::string group(checks::RungName(r));
+    bool header = false;
+    for (const auto& f : report.findings) {
+      if (f.group != group) continue;
+      if (!header) {
+        out += fmt::format("\n== {}: {}\n", group, checks::RungTitle(r));
+        header = true;
+      }
+      out += lines.Row({mark(f.severity), f.id, f.object + ": " + f.message});
+      bool detail = verbose || f.severity == model::Severity::kWarn || f.severity == model::Severity::kFail ||
+                    f.severity == model::Severity::kUnknown;
+      if (detail) {
+        for (const auto& e : f.evidence) out += "        evidence: " + e + "\n";
+        if (!f.remedy.empty()) out += "        fix: " + f.remedy + "\n";
+      }
+    }
+  }
+  const auto& s = report.summary;
+  out += fmt::format("\n{} fail, {} warn, {} unknown, {} info, {} pass", s.fail, s.warn, s.unknown, s.info, s.pass);
+  if (!s.first_failing_rung.empty()) {
+    out += fmt::format(" -- fix rung {} first: higher rungs may fail only because of it", s.first_failing_rung);
+  }
+  out += "\n";
+  return out;
+}
+
+}  // namespace fabcheck::report
