@@ -1,5 +1,6 @@
 #include "coll/launch.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
 #include <signal.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -38,13 +40,40 @@ void KillAll(const std::vector<pid_t>& pids, int sig) {
   }
 }
 
+// The file actions that send one rank's stdout/stderr where the spec says.
+class RankOutput {
+ public:
+  RankOutput() { ::posix_spawn_file_actions_init(&actions_); }
+  ~RankOutput() { ::posix_spawn_file_actions_destroy(&actions_); }
+  RankOutput(const RankOutput&) = delete;
+  RankOutput& operator=(const RankOutput&) = delete;
+  void Redirect(int fd, const std::string& pattern, int rank) {
+    if (pattern.empty()) return;
+    std::string path = pattern;
+    if (auto at = path.find("{rank}"); at != std::string::npos) path.replace(at, 6, std::to_string(rank));
+    paths_.push_back(std::move(path));
+    ::posix_spawn_file_actions_addopen(&actions_, fd, paths_.back().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  }
+  const posix_spawn_file_actions_t* actions() const { return &actions_; }
+
+ private:
+  posix_spawn_file_actions_t actions_;
+  std::deque<std::string> paths_;  // addopen keeps the pointer: the strings must not move
+};
+
 }  // namespace
 
-Result<int> LaunchLocalRanks(const LaunchSpec& spec) {
+Result<LaunchOutcome> RunLocalRanks(const LaunchSpec& spec) {
   if (spec.nprocs < 1) return InvalidArgumentError("--nprocs must be at least 1");
-  const std::string exe = SelfExe();
+  const int world = spec.world > 0 ? spec.world : spec.nprocs;
+  if (spec.first_rank < 0 || spec.first_rank + spec.nprocs > world) {
+    return InvalidArgumentError(fmt::format("ranks {}..{} do not fit in a world of {}", spec.first_rank,
+                                            spec.first_rank + spec.nprocs - 1, world));
+  }
+  const std::string exe = spec.executable.empty() ? SelfExe() : spec.executable;
   std::vector<pid_t> pids;
-  for (int rank = 0; rank < spec.nprocs; ++rank) {
+  for (int local = 0; local < spec.nprocs; ++local) {
+    const int rank = spec.first_rank + local;
     std::vector<std::string> env_strings;
     for (char** e = environ; *e != nullptr; ++e) {
       std::string entry(*e);
@@ -57,8 +86,8 @@ Result<int> LaunchLocalRanks(const LaunchSpec& spec) {
     }
     for (const auto& [name, value] : spec.env) env_strings.push_back(name + "=" + value);
     env_strings.push_back(fmt::format("FABCHECK_RANK={}", rank));
-    env_strings.push_back(fmt::format("FABCHECK_WORLD_SIZE={}", spec.nprocs));
-    env_strings.push_back(fmt::format("FABCHECK_LOCAL_RANK={}", rank));
+    env_strings.push_back(fmt::format("FABCHECK_WORLD_SIZE={}", world));
+    env_strings.push_back(fmt::format("FABCHECK_LOCAL_RANK={}", local));
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -68,8 +97,11 @@ Result<int> LaunchLocalRanks(const LaunchSpec& spec) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    RankOutput output;
+    output.Redirect(STDOUT_FILENO, spec.stdout_pattern, rank);
+    output.Redirect(STDERR_FILENO, spec.stderr_pattern, rank);
     pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data());
+    int rc = ::posix_spawn(&pid, exe.c_str(), output.actions(), nullptr, argv.data(), envp.data());
     if (rc != 0) {
       KillAll(pids, SIGTERM);
       for (pid_t p : pids) ::waitpid(p, nullptr, 0);
@@ -78,39 +110,48 @@ Result<int> LaunchLocalRanks(const LaunchSpec& spec) {
     pids.push_back(pid);
   }
 
-  int worst = kExitOk;
+  LaunchOutcome outcome;
+  outcome.exit_codes.assign(spec.nprocs, kExitError);
   int remaining = spec.nprocs;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.timeout_seconds);
   bool killed = false;
   while (remaining > 0) {
-    int status = 0;
-    pid_t done = ::waitpid(-1, &status, WNOHANG);
-    if (done > 0) {
-      auto it = std::find(pids.begin(), pids.end(), done);
-      if (it == pids.end()) continue;
-      int rank = static_cast<int>(it - pids.begin());
-      *it = -1;
+    bool reaped = false;
+    for (size_t local = 0; local < pids.size(); ++local) {
+      if (pids[local] <= 0) continue;
+      int status = 0;
+      if (::waitpid(pids[local], &status, WNOHANG) != pids[local]) continue;
+      reaped = true;
+      pids[local] = -1;
       --remaining;
+      const int rank = spec.first_rank + static_cast<int>(local);
       int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitError;
       if (!WIFEXITED(status)) LOG_ERROR("coll", "rank {} ended by signal {}", rank, WTERMSIG(status));
-      worst = std::max(worst, code);
+      outcome.exit_codes[local] = code;
+      outcome.worst = std::max(outcome.worst, code);
       // A rank that could not run leaves the others waiting: stop them.
       if (code >= kExitError && remaining > 0 && !killed) {
         LOG_ERROR("coll", "rank {} failed (exit {}); stopping the other ranks", rank, code);
         KillAll(pids, SIGTERM);
         killed = true;
       }
-      continue;
     }
+    if (reaped) continue;
     if (std::chrono::steady_clock::now() > deadline && !killed) {
       LOG_ERROR("coll", "the ranks ran past {:.0f} s; stopping them", spec.timeout_seconds);
       KillAll(pids, SIGKILL);
       killed = true;
-      worst = std::max(worst, kExitError);
+      outcome.timed_out = true;
+      outcome.worst = std::max(outcome.worst, kExitError);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return worst;
+  return outcome;
+}
+
+Result<int> LaunchLocalRanks(const LaunchSpec& spec) {
+  ASSIGN_OR_RETURN(LaunchOutcome outcome, RunLocalRanks(spec));
+  return outcome.worst;
 }
 
 }  // namespace fabcheck::coll

@@ -14,12 +14,35 @@ namespace fabcheck::coll {
 
 struct LaunchSpec {
   int nprocs = 0;
-  std::vector<std::string> argv;            // the command line to run (argv[0] replaced by this executable)
+  // This node's ranks are first_rank .. first_rank + nprocs - 1 of `world`
+  // (0 = nprocs: the node is the whole job). Local rank i runs rank
+  // first_rank + i on GPU i.
+  int first_rank = 0;
+  int world = 0;
+  std::vector<std::string> argv;            // the command line to run (argv[0] replaced by the executable)
+  std::string executable;                   // "" = this executable (tests give the fabcheck binary)
   std::map<std::string, std::string> env;   // added to each child's environment
   double timeout_seconds = 1800;            // the whole run
+  // "" = inherit. Otherwise each rank's stdout / stderr goes to this path
+  // with its "{rank}" replaced by the global rank (the agent collects them).
+  std::string stdout_pattern;
+  std::string stderr_pattern;
 };
 
-// Returns the worst exit code of the ranks (a killed rank counts as 3).
+// The ranks' exit codes, by local rank (a rank ended by a signal, or stopped
+// because another failed or the time ran out, counts as 3).
+struct LaunchOutcome {
+  std::vector<int> exit_codes;
+  int worst = 0;
+  bool timed_out = false;
+};
+
+// Starts the ranks and waits for them (only for them: the caller may have
+// other children). When one fails the others are stopped, since a rank left
+// alone would wait in NCCL init forever.
+Result<LaunchOutcome> RunLocalRanks(const LaunchSpec& spec);
+
+// RunLocalRanks' worst exit code.
 Result<int> LaunchLocalRanks(const LaunchSpec& spec);
 
 }  // namespace fabcheck::coll

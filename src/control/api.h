@@ -8,6 +8,8 @@
 //   POST /v1/node       {"profile_yaml", "profile_name", "snapshot"} -> {"inventory", "doctor", "facts",
 //                       "snapshot_b64", "errors"}: the ladder's L1/L2 evidence of this node (ladder/node_service.h)
 //   GET  /v1/counters   {"time_unix", "values": {object: {counter: value}}}: RDMA port, hw and PFC counters
+//   POST /v1/coll       this node's ranks of one `fabcheck coll` job (ladder L4; ladder/coll_service.h);
+//                       409 while a job runs
 //
 // With a token configured every route but /v1/health needs the header
 // "Authorization: Bearer <token>"; otherwise 401. Errors are

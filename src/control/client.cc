@@ -68,6 +68,10 @@ Result<nlohmann::json> AgentClient::Counters(std::chrono::milliseconds timeout) 
   return Call("GET", "/v1/counters", "", timeout);
 }
 
+Result<nlohmann::json> AgentClient::Coll(const nlohmann::json& request, std::chrono::milliseconds timeout) const {
+  return Call("POST", "/v1/coll", ToJsonText(request), timeout);
+}
+
 Result<PeerTestResponse> AgentClient::RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const {
   ASSIGN_OR_RETURN(nlohmann::json j, Call("POST", "/v1/test", ToJsonText(nlohmann::json(request)), timeout));
   try {

@@ -31,6 +31,7 @@ class AgentClient {
   // Ladder routes (control/api.h); each waits up to `timeout`.
   Result<nlohmann::json> Node(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
   Result<nlohmann::json> Counters(std::chrono::milliseconds timeout) const;
+  Result<nlohmann::json> Coll(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
   // Waits up to `timeout` for the agent to finish the test.
   Result<PeerTestResponse> RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const;
 

@@ -114,6 +114,23 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
     };
     http.Post("/v1/node", json_route(&self->options_.node, "/v1/node"));
     http.Get("/v1/counters", json_route(&self->options_.counters, "/v1/counters"));
+    // A collective job runs for minutes and reads nothing of the node: it
+    // holds no lock here (the handler refuses a second job itself), so the
+    // ladder can still sample counters and check health meanwhile.
+    http.Post("/v1/coll", [self](const httplib::Request& req, httplib::Response& res) {
+      if (!self->options_.coll) return Error(res, 501, "this agent does not serve /v1/coll (upgrade it)");
+      auto request = nlohmann::json::parse(req.body, nullptr, false);
+      if (request.is_discarded() || !request.is_object()) {
+        return Error(res, 400, "/v1/coll: the body is not a JSON object");
+      }
+      LOG_INFO("agent", "collective ranks requested by {}", req.remote_addr);
+      auto answer = self->options_.coll(request);
+      if (!answer.ok()) {
+        int status = answer.status().code() == StatusCode::kUnavailable ? 409 : HttpStatusFor(answer.status().code());
+        return Error(res, status, answer.status().message());
+      }
+      Reply(res, 200, *answer);
+    });
     http.Post("/v1/test", [self](const httplib::Request& req, httplib::Response& res) {
       if (!self->options_.run_test) return Error(res, 501, "this agent cannot run tests");
       auto request = ParsePeerTestRequest(req.body);
@@ -135,7 +152,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       if (res.body.empty()) {
         Error(res, res.status,
               fmt::format("HTTP {} (routes: /v1/health, /v1/info, /v1/inventory, POST /v1/test, POST /v1/node, "
-                          "GET /v1/counters)",
+                          "GET /v1/counters, POST /v1/coll)",
                           res.status));
       }
     });

@@ -20,6 +20,7 @@
 #include "dl/nccl.h"
 #include "inventory/inventory.h"
 #include "inventory/snapshot.h"
+#include "ladder/coll_service.h"
 #include "telemetry/ethtool_stats.h"
 #include "telemetry/port_reader.h"
 
@@ -244,6 +245,8 @@ void NodeService::Wire(const std::shared_ptr<NodeService>& service, sweep::Agent
   config.inventory = [service] { return service->Inventory(); };
   config.node = [service](const nlohmann::json& r) { return service->Node(r); };
   config.counters = [service](const nlohmann::json& r) { return service->Counters(r); };
+  auto coll = std::make_shared<CollService>();
+  config.coll = [coll](const nlohmann::json& r) { return coll->Run(r); };
 }
 
 }  // namespace fabcheck::ladder

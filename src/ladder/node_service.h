@@ -38,7 +38,8 @@ class NodeService {
   Result<nlohmann::json> Node(const nlohmann::json& request) const;
   Result<nlohmann::json> Counters(const nlohmann::json& request) const;
   Result<nlohmann::json> Inventory() const;
-  // Puts the handlers above into an agent's configuration.
+  // Puts the handlers above, and the L4 ranks' (coll_service.h), into an
+  // agent's configuration.
   static void Wire(const std::shared_ptr<NodeService>& service, sweep::AgentConfig& config);
 
  private:

@@ -53,6 +53,13 @@ struct LadderOptions {
   int parallel_pairs = 0;                  // pairs of a round in flight at once; 0 = all
   int fan_out = 256;                       // members asked at once (L1/L2, counters)
   bool snapshots = true;                   // L1L2.node: each member's snapshot into the bundle
+  // L4: one `fabcheck coll` job over every GPU of the members.
+  std::string coll_ops = "all_reduce,all_gather,alltoall";
+  std::string coll_sizes = "1M:1G";
+  int coll_iters = 20;
+  int coll_warmup = 5;
+  int coll_port = 18523;                   // where rank 0 (on the first member) serves the rendezvous
+  double coll_timeout_s = 1800;            // the whole job; its ranks are stopped after it
   std::optional<std::string> token;
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::milliseconds info_timeout{6000};

@@ -31,6 +31,7 @@ struct AgentConfig {
   control::InventoryHandler inventory;               // optional
   control::JsonHandler node;                         // optional: POST /v1/node (the ladder's node service)
   control::JsonHandler counters;                     // optional: GET /v1/counters
+  control::JsonHandler coll;                         // optional: POST /v1/coll (the ladder's L4 ranks)
 };
 
 class LocalAgent {

@@ -139,6 +139,17 @@ TEST(RealLogs, Status12WithGidsFromTheIbextPlugin) {
   EXPECT_EQ(s.hosts, std::vector<std::string>{"kp-ddp-worker-0"});
 }
 
+TEST(RealLogs, OptionalSymbolProbesOfAHealthyRunAreNoFailure) {
+  // NCCL 2.28.3 on rdma-core 50 (an H200 host) probes mlx5dv symbols its
+  // libmlx5 lacks and says so at INFO; the run is healthy.
+  auto s = ParseNcclLogFiles({std::string(FABCHECK_TESTDATA_DIR) + "/nccl-logs/h200-2.28.3-single-process.log"});
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(Events(*s, "verbs").empty());
+  // The same line at WARN is a failure.
+  auto w = ParseText("host1:10:20 [0] NCCL WARN dlvsym failed on ibv_reg_mr - libibverbs.so.1: undefined symbol\n");
+  EXPECT_EQ(Events(w, "verbs").size(), 1u);
+}
+
 TEST(RealLogs, OldFormatWithErrorAndLinkLocalPeer) {
   auto s = ParseReal("nccl-928-error4-2.18.log");
   auto wc = Events(s, "wc-error");

@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "bundle/bundle.h"
 #include "checks/profile.h"
+#include "coll/busbw.h"
 #include "control/netif.h"
 #include "control/server.h"
 #include "fabcheck/version.h"
@@ -54,6 +55,8 @@ struct Options {
   bool no_snapshot = false;
   std::string token_file;
   std::string connect_timeout = "3s", node_timeout = "120s", rendezvous_timeout = "300s";
+  std::string coll_ops = "all_reduce,all_gather,alltoall", coll_sizes = "1M:1G", coll_timeout = "30m";
+  int coll_iters = 20, coll_warmup = 5, coll_port = 18523;
   std::string out;
   bool json = false, quiet = false;
   // SPMD: this rank's own agent.
@@ -119,13 +122,18 @@ int RunLadderCommand(const Options& o) {
   auto connect_timeout = Seconds("--connect-timeout", o.connect_timeout);
   auto node_timeout = Seconds("--node-timeout", o.node_timeout);
   auto rendezvous_timeout = Seconds("--rendezvous-timeout", o.rendezvous_timeout);
-  for (const auto* r : {&duration, &lat_duration, &connect_timeout, &node_timeout, &rendezvous_timeout}) {
+  auto coll_timeout = Seconds("--coll-timeout", o.coll_timeout);
+  for (const auto* r : {&duration, &lat_duration, &connect_timeout, &node_timeout, &rendezvous_timeout, &coll_timeout}) {
     if (!r->ok()) return Usage(r->status().message());
   }
   if (o.streams < 1 || o.streams > 64) return Usage("--streams must be 1..64");
   if (o.parallel < 0 || o.parallel > 8192) return Usage("--parallel must be 0 (all) .. 8192");
   if (o.fan_out < 1 || o.fan_out > 4096) return Usage("--fan-out must be 1..4096");
   if (o.world < 0) return Usage("--world must be positive");
+  if (auto ops = coll::ParseCollOpList(o.coll_ops); !ops.ok()) return Usage("--coll-ops: " + ops.status().message());
+  if (auto sizes = ParseSizeList(o.coll_sizes); !sizes.ok()) return Usage("--coll-sizes: " + sizes.status().message());
+  if (o.coll_iters < 1 || o.coll_warmup < 0) return Usage("--coll-iters must be >= 1 and --coll-warmup >= 0");
+  if (o.coll_port < 1 || o.coll_port > 65535) return Usage("--coll-port must be 1..65535");
 
   ladder::LadderOptions lo;
   lo.rungs = *rungs;
@@ -156,13 +164,20 @@ int RunLadderCommand(const Options& o) {
   lo.connect_timeout = Ms(*connect_timeout);
   lo.info_timeout = lo.connect_timeout * 2;
   lo.node_timeout = Ms(*node_timeout);
+  lo.coll_ops = o.coll_ops;
+  lo.coll_sizes = o.coll_sizes;
+  lo.coll_iters = o.coll_iters;
+  lo.coll_warmup = o.coll_warmup;
+  lo.coll_port = o.coll_port;
+  lo.coll_timeout_s = *coll_timeout;
   lo.fabcheck_version = kVersion;
   lo.stop = &g_stop;
   lo.parameters = {{"rungs", o.rungs},          {"rungs_selected", *rungs},   {"keep_going", o.keep_going},
                    {"pattern", o.pattern},      {"transport", o.transport},   {"profile", o.profile},
                    {"pass_fraction", lo.pass_fraction}, {"bw_size", lo.bw_size}, {"bw_duration_s", lo.bw_duration_s},
                    {"lat_duration_s", lo.lat_duration_s}, {"streams", o.streams}, {"parallel", o.parallel},
-                   {"snapshots", lo.snapshots}};
+                   {"snapshots", lo.snapshots}, {"coll_ops", o.coll_ops}, {"coll_sizes", o.coll_sizes},
+                   {"coll_iters", o.coll_iters}, {"coll_timeout_s", lo.coll_timeout_s}};
   if (!o.token_file.empty()) {
     auto t = net::ReadTokenFile(o.token_file);
     if (!t.ok()) return Fail(t.status().message());
@@ -274,6 +289,15 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_option("--parallel", o->parallel, "Pairs of a round in flight at once (0 = the whole round)")
       ->capture_default_str();
   cmd->add_option("--fan-out", o->fan_out, "Members asked at once in L1/L2 and for counters")->capture_default_str();
+  cmd->add_option("--coll-ops", o->coll_ops, "L4: the collectives (coll's --op names, comma-separated, or all)")
+      ->capture_default_str();
+  cmd->add_option("--coll-sizes", o->coll_sizes, "L4: message sizes MIN:MAX (x2 steps) or a list")->capture_default_str();
+  cmd->add_option("--coll-iters", o->coll_iters, "L4: timed iterations per size")->capture_default_str();
+  cmd->add_option("--coll-warmup", o->coll_warmup, "L4: warm-up iterations per size")->capture_default_str();
+  cmd->add_option("--coll-port", o->coll_port, "L4: port of the ranks' rendezvous on the first member")
+      ->capture_default_str();
+  cmd->add_option("--coll-timeout", o->coll_timeout, "L4: longest the whole job may take; its ranks are stopped then")
+      ->capture_default_str();
   cmd->add_flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
   cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
   cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
@@ -297,7 +321,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   L2.path       path MTU (DF probes) and reachability per pair on the data-plane addresses
   L3            bandwidth per pair against the port rate and PCIe link (90% for verbs), latency p50/p99;
                 a pair that could only use TCP fails as "RDMA not used"
-  L4            collectives across the members ("not run" with the reason where a member has no GPU)
+  L4            one `coll` job over every GPU of the members (all_reduce, all_gather, alltoall up to 1 GiB):
+                busbw against the members' RDMA ports (80%), and what NCCL really used on each member
+                (its log: NET/IB with GPUDirect, or the NET/Socket fallback); "not run" with the reason
+                where a member has no GPU, CUDA or NCCL
 Without --keep-going the ladder stops at the first failing rung. A rung that cannot run is "not run" with
 the reason, never a pass. Counters (RDMA port and hw counters, netdev statistics, PFC) are sampled on
 every member before and after each rung; their deltas are in the bundle.

@@ -1,0 +1,68 @@
+// What an agent does for the ladder's L4 rung: run this node's ranks of one
+// `fabcheck coll` job across the members, and hand back what they printed and
+// what NCCL logged.
+//
+//   POST /v1/coll  {"first_rank": 8, "world": 16, "nprocs": 8, "coordinator": "host:port",
+//                   "token": "...", "ops": "all_reduce,all_gather,alltoall", "sizes": "8:1G",
+//                   "iters": 20, "warmup": 5, "timeout_s": 1800}
+//              ->  {"exit_codes": [...], "report": fabcheck.coll/v1 (rank 0's node only),
+//                   "nccl_logs": {"rank-8.log": "..."}, "errors": ["rank 9: ..."], "elapsed_s": s}
+//
+// The ranks are this executable started as `fabcheck coll` children (one per
+// GPU: local rank i drives GPU i), so a crash in CUDA or NCCL ends a child,
+// never the agent. The request is checked field by field and the command line
+// is built here from the checked values: a client can choose what to
+// measure, never what to run. The token travels to the ranks in their
+// environment, never on a command line.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace fabcheck::ladder {
+
+struct CollRankRequest {
+  int first_rank = 0;
+  int world = 1;
+  int nprocs = 1;
+  std::string coordinator;  // host:port where rank 0 serves the rendezvous
+  std::string token;        // the ranks' shared rendezvous token
+  std::string ops = "all_reduce,all_gather,alltoall";
+  std::string sizes = "8:1G";
+  int iters = 20;
+  int warmup = 5;
+  double timeout_s = 1800;
+};
+
+// The request's fields, checked (InvalidArgument naming the field and the
+// fix: wrong type, out of range, an op or size list `coll` refuses).
+Result<CollRankRequest> ParseCollRankRequest(const nlohmann::json& request);
+nlohmann::json ToJson(const CollRankRequest& request);
+
+// The ranks' command line (argv[0] = "fabcheck"), from checked values only.
+std::vector<std::string> CollRankArgv(const CollRankRequest& request);
+
+// At most this much of each NCCL log and each rank's stderr comes back.
+inline constexpr uint64_t kMaxCollLogBytes = 8ull << 20;
+
+// Runs the ranks and waits for them (up to timeout_s, then they are killed).
+// One job at a time per agent: a second request while one runs is
+// Unavailable ("busy"). Errors are for what stopped the ranks from starting;
+// ranks that ran and failed are in "exit_codes" and "errors".
+class CollService {
+ public:
+  // `executable`: the fabcheck binary the ranks run ("" = this process's).
+  explicit CollService(std::string executable = "") : executable_(std::move(executable)) {}
+  Result<nlohmann::json> Run(const nlohmann::json& request);
+
+ private:
+  std::string executable_;
+  std::atomic<bool> busy_{false};
+};
+
+}  // namespace fabcheck::ladder

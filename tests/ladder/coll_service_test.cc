@@ -1,0 +1,111 @@
+// The agent's side of L4 (POST /v1/coll): what it accepts, the command line
+// it builds, and a real job whose rank starts, fails and is reported.
+#include "ladder/coll_service.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+namespace fabcheck::ladder {
+namespace {
+
+nlohmann::json Good() {
+  return {{"first_rank", 0}, {"world", 1}, {"nprocs", 1}, {"coordinator", "127.0.0.1:18999"},
+          {"token", "0123456789abcdef"}, {"ops", "all_reduce"}, {"sizes", "8:64"}, {"iters", 1}, {"warmup", 0},
+          {"timeout_s", 60}};
+}
+
+TEST(CollService, EveryFieldIsCheckedWithItsName) {
+  ASSERT_TRUE(ParseCollRankRequest(Good()).ok());
+  struct Case {
+    const char* field;
+    nlohmann::json value;
+  };
+  for (const auto& c : std::vector<Case>{{"world", 0},
+                                         {"world", "2"},
+                                         {"nprocs", 65},
+                                         {"first_rank", 1},  // ranks 1..1 of a world of 1
+                                         {"coordinator", "no-port"},
+                                         {"coordinator", 5},
+                                         {"token", "short"},
+                                         {"token", "has a space in it"},
+                                         {"ops", "all_reduce; rm -rf /"},
+                                         {"sizes", "lots"},
+                                         {"iters", 0},
+                                         {"timeout_s", -1}}) {
+    auto j = Good();
+    j[c.field] = c.value;
+    auto r = ParseCollRankRequest(j);
+    ASSERT_FALSE(r.ok()) << c.field << " = " << c.value.dump();
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.field), std::string::npos) << r.status().message();
+  }
+  EXPECT_FALSE(ParseCollRankRequest(nlohmann::json::array()).ok());
+}
+
+TEST(CollService, TheCommandLineIsBuiltFromCheckedValuesAndNeverHoldsTheToken) {
+  auto r = ParseCollRankRequest(Good());
+  ASSERT_TRUE(r.ok());
+  auto argv = CollRankArgv(*r);
+  ASSERT_GE(argv.size(), 3u);
+  EXPECT_EQ(argv[1], "coll");
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--json"), argv.end());
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "127.0.0.1:18999"), argv.end());
+  EXPECT_EQ(std::find(argv.begin(), argv.end(), "0123456789abcdef"), argv.end());
+}
+
+TEST(CollService, TheRankRunsAndWhatItSaidComesBack) {
+  // The real binary as rank 0 of 1. Without a GPU (CI) it stops at once
+  // with exit 3 and says why on stderr; with one it measures and prints its
+  // report. Either way the answer carries it.
+  CollService service(FABCHECK_BINARY);
+  auto answer = service.Run(Good());
+  ASSERT_TRUE(answer.ok()) << answer.status().message();
+  ASSERT_EQ((*answer)["exit_codes"].size(), 1u);
+  EXPECT_FALSE((*answer)["timed_out"].get<bool>());
+  if ((*answer)["exit_codes"][0] == 0) {
+    ASSERT_TRUE(answer->contains("report")) << answer->dump();
+    EXPECT_EQ((*answer)["report"]["schema"], "fabcheck.coll/v1");
+  } else {
+    ASSERT_EQ((*answer)["errors"].size(), 1u) << answer->dump();
+    const std::string said = (*answer)["errors"][0].get<std::string>();
+    EXPECT_NE(said.find("rank 0: exit 3: fabcheck coll: "), std::string::npos) << said;
+    EXPECT_FALSE(answer->contains("report"));
+  }
+}
+
+TEST(CollService, OneJobAtATime) {
+  // A "rank" that takes two seconds, so the first job still runs when the
+  // second request arrives.
+  const std::string slow = ::testing::TempDir() + "/slow-rank.sh";
+  {
+    std::ofstream script(slow);
+    script << "#!/bin/sh\nsleep 2\n";
+  }
+  ASSERT_EQ(::chmod(slow.c_str(), 0700), 0);
+  CollService service(slow);
+  std::thread first([&] { EXPECT_TRUE(service.Run(Good()).ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  auto second = service.Run(Good());
+  first.join();
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(second.status().message().find("busy"), std::string::npos);
+  EXPECT_TRUE(service.Run(Good()).ok());  // free again once the first is done
+}
+
+TEST(CollService, ABadRequestStartsNothing) {
+  CollService service;
+  auto j = Good();
+  j["world"] = -3;
+  auto answer = service.Run(j);
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace fabcheck::ladder
