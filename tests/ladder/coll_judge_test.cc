@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "diagnose/engine.h"
 #include "logs/nccl_log.h"
 
@@ -117,6 +119,23 @@ TEST(CollVerdict, AMalformedReportFailsSayingSo) {
     ASSERT_EQ(checks.size(), 1u) << bad.dump();
     EXPECT_EQ(checks[0].verdict, model::RungVerdict::kFail);
     EXPECT_NE(checks[0].reason.find("malformed"), std::string::npos) << checks[0].reason;
+  }
+}
+
+TEST(CollVerdict, ARealReportOfOneH200) {
+  // `fabcheck coll --json --op all_reduce,all_gather,alltoall --sizes 1M:1G`
+  // on the one-GPU H200 machine (NCCL 2.28.3): one rank, so nothing to judge
+  // against a line, but every collective and size is read.
+  std::ifstream in(std::string(FABCHECK_TESTDATA_DIR) + "/coll/h200-1gpu-2.28.3.json");
+  auto report = nlohmann::json::parse(in);
+  auto checks = JudgeCollectives(report, {}, false);
+  ASSERT_EQ(checks.size(), 3u);
+  EXPECT_EQ(checks[0].op, "all_reduce");
+  EXPECT_EQ(checks[2].op, "alltoall");
+  for (const auto& c : checks) {
+    EXPECT_EQ(c.verdict, model::RungVerdict::kPass) << c.op << ": " << c.reason;
+    EXPECT_EQ(c.sweep.size(), 11u) << c.op;
+    EXPECT_EQ(c.max_bytes, 1ull << 30) << c.op;
   }
 }
 
