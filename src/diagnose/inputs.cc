@@ -286,7 +286,7 @@ void Loader::Coll(const std::string& path, const json& j) {
     c.expected_gbps = expected;
     c.nodes = static_cast<int>(hosts.size());
     for (const auto& row : op.value("rows", json::array())) {
-      uint64_t bytes = row.value("size_bytes", uint64_t{0});
+      uint64_t bytes = row.value("size", uint64_t{0});  // coll JSON names it "size"
       double bw = row.contains("out_of_place") ? Num(row["out_of_place"], "busbw_gbps") : 0;
       c.sizes.emplace_back(bytes, bw);
       if (bytes >= c.bytes) {
@@ -376,6 +376,8 @@ void Loader::LadderRungs(const bundle::Bundle& b) {
     for (const auto& f : rung.evidence_files) {
       // Counter samples and doctor reports were read above, with the members.
       if (StartsWith(f, "members/") && (f.find("/counters/") != std::string::npos || EndsWith(f, "/doctor.json"))) continue;
+      // L4's coll report: its collectives are the rung's, read above.
+      if (EndsWith(f, "coll.json") && !rung.collectives.empty()) continue;
       auto host = b.HostPath(f);
       if (host.ok()) File(*host, b.Describe() + ": " + f);
     }

@@ -225,6 +225,19 @@ TEST(Counters, SnapshotTreesOverTime) {
   EXPECT_EQ(retrans->severity, model::Severity::kWarn);
 }
 
+TEST(Coll, ARealReportsSizesAndBusbwAreRead) {
+  // `fabcheck coll --json` on one H200: three collectives, 1 MiB .. 1 GiB.
+  auto ev = LoadEvidence({std::string(FABCHECK_TESTDATA_DIR) + "/coll/h200-1gpu-2.28.3.json"}, {});
+  ASSERT_TRUE(ev.ok()) << ev.status().message();
+  ASSERT_EQ(ev->colls.size(), 3u);
+  for (const auto& c : ev->colls) {
+    EXPECT_EQ(c.bytes, 1ull << 30) << c.op;
+    ASSERT_EQ(c.sizes.size(), 11u) << c.op;
+    EXPECT_EQ(c.sizes.front().first, 1u << 20) << c.op;
+    EXPECT_EQ(c.nodes, 1) << c.op;
+  }
+}
+
 TEST(Inputs, MixedGarbageAndUnreadableInputsAreReportedNotFatal) {
   Dir d;
   std::string bad_json = d.Write("bad.json", "{\"schema\": ");
