@@ -114,6 +114,7 @@ control::PeerTestRequest BaseRequest(const Run& run, const Member& a, const Memb
   req.bw_duration_s = run.options.bw_duration_s;
   req.lat_duration_s = run.options.lat_duration_s;
   req.streams = run.options.streams;
+  if (run.options.test_timeout.count() > 0) req.timeout_ms = static_cast<int>(run.options.test_timeout.count());
   return req;
 }
 
@@ -123,7 +124,9 @@ control::PeerTestRequest BaseRequest(const Run& run, const Member& a, const Memb
 std::optional<control::PeerTestResponse> Call(Run& run, Member& a, Member& b, const control::PeerTestRequest& req,
                                               const std::string& rung, model::PairTest& p, bool* dead) {
   *dead = false;
-  auto res = run.Client(a).RunTest(req, sweep::TestTimeout(req));
+  const auto timeout =
+      run.options.test_timeout.count() > 0 ? run.options.test_timeout + std::chrono::seconds(5) : sweep::TestTimeout(req);
+  auto res = run.Client(a).RunTest(req, timeout);
   if (!res.ok()) {
     p.reason = res.status().message();
     p.verdict = model::RungVerdict::kFail;

@@ -64,6 +64,9 @@ struct LadderOptions {
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::milliseconds info_timeout{6000};
   std::chrono::milliseconds node_timeout{120000};  // inventory + doctor + snapshot on one node
+  // L2.path/L3: the longest one direction of a pair may take; 0 = derived from
+  // the durations (sweep::TestTimeout), enough for a healthy fabric.
+  std::chrono::milliseconds test_timeout{0};
   std::string fabcheck_version;
   nlohmann::json parameters;               // the command line as values, for the manifest
   const std::atomic<bool>* stop = nullptr;

@@ -36,7 +36,7 @@ while (($#)); do
 done
 case $layout in
   one) suites=${suites:-devices,perftest,fabcheck,faults,kill} ;;
-  two) suites=${suites:-devices,two} ;;
+  two) suites=${suites:-devices,two,ladder} ;;
   *) echo "lab: --layout must be one or two, not '$layout'" >&2; exit 64 ;;
 esac
 

@@ -54,7 +54,7 @@ struct Options {
   int fan_out = 256;
   bool no_snapshot = false;
   std::string token_file;
-  std::string connect_timeout = "3s", node_timeout = "120s", rendezvous_timeout = "300s";
+  std::string connect_timeout = "3s", node_timeout = "120s", rendezvous_timeout = "300s", test_timeout;
   std::string coll_ops = "all_reduce,all_gather,alltoall", coll_sizes = "1M:1G", coll_timeout = "30m";
   int coll_iters = 20, coll_warmup = 5, coll_port = 18523;
   std::string out;
@@ -123,7 +123,9 @@ int RunLadderCommand(const Options& o) {
   auto node_timeout = Seconds("--node-timeout", o.node_timeout);
   auto rendezvous_timeout = Seconds("--rendezvous-timeout", o.rendezvous_timeout);
   auto coll_timeout = Seconds("--coll-timeout", o.coll_timeout);
-  for (const auto* r : {&duration, &lat_duration, &connect_timeout, &node_timeout, &rendezvous_timeout, &coll_timeout}) {
+  auto test_timeout = o.test_timeout.empty() ? Result<double>(0.0) : Seconds("--test-timeout", o.test_timeout);
+  for (const auto* r : {&duration, &lat_duration, &connect_timeout, &node_timeout, &rendezvous_timeout, &coll_timeout,
+                        &test_timeout}) {
     if (!r->ok()) return Usage(r->status().message());
   }
   if (o.streams < 1 || o.streams > 64) return Usage("--streams must be 1..64");
@@ -164,6 +166,7 @@ int RunLadderCommand(const Options& o) {
   lo.connect_timeout = Ms(*connect_timeout);
   lo.info_timeout = lo.connect_timeout * 2;
   lo.node_timeout = Ms(*node_timeout);
+  lo.test_timeout = Ms(*test_timeout);
   lo.coll_ops = o.coll_ops;
   lo.coll_sizes = o.coll_sizes;
   lo.coll_iters = o.coll_iters;
@@ -177,7 +180,7 @@ int RunLadderCommand(const Options& o) {
                    {"pass_fraction", lo.pass_fraction}, {"bw_size", lo.bw_size}, {"bw_duration_s", lo.bw_duration_s},
                    {"lat_duration_s", lo.lat_duration_s}, {"streams", o.streams}, {"parallel", o.parallel},
                    {"snapshots", lo.snapshots}, {"coll_ops", o.coll_ops}, {"coll_sizes", o.coll_sizes},
-                   {"coll_iters", o.coll_iters}, {"coll_timeout_s", lo.coll_timeout_s}};
+                   {"coll_iters", o.coll_iters}, {"coll_timeout_s", lo.coll_timeout_s}, {"test_timeout_s", *test_timeout}};
   if (!o.token_file.empty()) {
     auto t = net::ReadTokenFile(o.token_file);
     if (!t.ok()) return Fail(t.status().message());
@@ -302,6 +305,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
   cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
       ->capture_default_str();
+  cmd->add_option("--test-timeout", o->test_timeout,
+                  "L2.path/L3: longest one direction of a pair may take (default: from --duration, ~20 s; raise it "
+                  "for slow or emulated links)");
   cmd->add_option("--node-timeout", o->node_timeout, "L1L2.node: longest inventory + doctor + snapshot on one member")
       ->capture_default_str();
   cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank")
