@@ -119,9 +119,10 @@ int Register(const std::string& path) {
 
 bool RemoveTreeNoFollow(const char* path) { return RemoveAt(AT_FDCWD, path, 0); }
 
-Result<std::unique_ptr<TempDir>> TempDir::Create(const std::string& prefix) {
+Result<std::unique_ptr<TempDir>> TempDir::Create(const std::string& prefix, const std::string& parent) {
   const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
+  std::string base = !parent.empty() ? parent : std::string(tmp && *tmp ? tmp : "/tmp");
+  std::string pattern = base + "/" + prefix + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     return ErrnoError(errno, "cannot create a temporary folder " + pattern, "set TMPDIR to a writable folder");
   }

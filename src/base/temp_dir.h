@@ -20,8 +20,9 @@ namespace fabcheck {
 
 class TempDir {
  public:
-  // Makes "$TMPDIR/<prefix>-XXXXXX" (mode 0700; /tmp without TMPDIR).
-  static Result<std::unique_ptr<TempDir>> Create(const std::string& prefix);
+  // Makes "$TMPDIR/<prefix>-XXXXXX" (mode 0700; /tmp without TMPDIR), or
+  // "<parent>/<prefix>-XXXXXX" when a parent folder is given.
+  static Result<std::unique_ptr<TempDir>> Create(const std::string& prefix, const std::string& parent = "");
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -97,6 +98,38 @@ TEST_F(BundleTest, TarballBundleReadsBackAndLeavesNoStaging) {
   EXPECT_FALSE(fs::exists(out + ".staging"));
   EXPECT_FALSE(fs::exists(out + ".partial"));
   CheckReadsBack(out);
+}
+
+TEST_F(BundleTest, ATarballUnpacksIntoMemoryUnlessTmpdirSaysWhereAndIsRemovedAfter) {
+  const std::string out = (dir_ / "run.tar.gz").string();
+  {
+    auto w = Writer::Create(out);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    Fill(*w);
+    ASSERT_TRUE(w->Finish(Manifest()).ok());
+  }
+  const char* saved = std::getenv("TMPDIR");
+  const std::string saved_value = saved ? saved : "";
+  const std::string own_tmp = (dir_ / "tmp").string();
+  fs::create_directories(own_tmp);
+  for (const std::string tmpdir : {std::string(), own_tmp}) {
+    if (tmpdir.empty()) ::unsetenv("TMPDIR");
+    else ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    std::string unpacked;
+    {
+      auto b = Bundle::Open(out);
+      ASSERT_TRUE(b.ok()) << b.status().message();
+      auto manifest = b->HostPath("manifest.json");
+      ASSERT_TRUE(manifest.ok());
+      unpacked = fs::path(*manifest).parent_path().string();
+      const std::string expected_parent =
+          !tmpdir.empty() ? tmpdir : (::access("/dev/shm", W_OK) == 0 ? std::string("/dev/shm") : std::string("/tmp"));
+      EXPECT_EQ(fs::path(unpacked).parent_path().string(), expected_parent) << unpacked;
+    }
+    EXPECT_FALSE(fs::exists(unpacked)) << unpacked << " was left behind";
+  }
+  if (saved) ::setenv("TMPDIR", saved_value.c_str(), 1);
+  else ::unsetenv("TMPDIR");
 }
 
 TEST_F(BundleTest, WriterRefusesANonEmptyDirectoryAndUnsafePaths) {
