@@ -112,6 +112,7 @@ Result<LaunchOutcome> RunLocalRanks(const LaunchSpec& spec) {
 
   LaunchOutcome outcome;
   outcome.exit_codes.assign(spec.nprocs, kExitError);
+  outcome.signalled.assign(spec.nprocs, false);
   int remaining = spec.nprocs;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.timeout_seconds);
   bool killed = false;
@@ -126,7 +127,11 @@ Result<LaunchOutcome> RunLocalRanks(const LaunchSpec& spec) {
       --remaining;
       const int rank = spec.first_rank + static_cast<int>(local);
       int code = WIFEXITED(status) ? WEXITSTATUS(status) : kExitError;
-      if (!WIFEXITED(status)) LOG_ERROR("coll", "rank {} ended by signal {}", rank, WTERMSIG(status));
+      if (!WIFEXITED(status)) {
+        outcome.signalled[local] = true;
+        // SIGTERM after another rank failed is expected, not news.
+        if (!killed || WTERMSIG(status) != SIGTERM) LOG_ERROR("coll", "rank {} ended by signal {}", rank, WTERMSIG(status));
+      }
       outcome.exit_codes[local] = code;
       outcome.worst = std::max(outcome.worst, code);
       // A rank that could not run leaves the others waiting: stop them.

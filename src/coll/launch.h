@@ -33,6 +33,7 @@ struct LaunchSpec {
 // because another failed or the time ran out, counts as 3).
 struct LaunchOutcome {
   std::vector<int> exit_codes;
+  std::vector<bool> signalled;  // ended by a signal (stopped because another failed, or crashed)
   int worst = 0;
   bool timed_out = false;
 };

@@ -161,11 +161,17 @@ Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
                            {"timed_out", outcome.timed_out},
                            {"elapsed_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
                            {"nccl_logs", nlohmann::json::object()},
-                           {"errors", nlohmann::json::array()}};
+                           {"errors", nlohmann::json::array()},
+                           {"stopped", nlohmann::json::array()}};
   for (int local = 0; local < r.nprocs; ++local) {
     const int rank = r.first_rank + local;
     if (outcome.exit_codes[local] == 0) continue;
     std::string said = LastLines(ReadHead(fmt::format("{}/rank-{}.err", dir->path(), rank), kMaxCollLogBytes), 3);
+    if (outcome.signalled[local] && !outcome.timed_out && said.empty()) {
+      // Stopped because a rank beside it failed: that one says why.
+      answer["stopped"].push_back(rank);
+      continue;
+    }
     answer["errors"].push_back(fmt::format("rank {}: exit {}{}{}", rank, outcome.exit_codes[local],
                                            outcome.timed_out ? " (stopped at the time limit)" : "",
                                            said.empty() ? "" : ": " + said));

@@ -6,7 +6,8 @@
 //                   "token": "...", "ops": "all_reduce,all_gather,alltoall", "sizes": "8:1G",
 //                   "iters": 20, "warmup": 5, "timeout_s": 1800}
 //              ->  {"exit_codes": [...], "report": fabcheck.coll/v1 (rank 0's node only),
-//                   "nccl_logs": {"rank-8.log": "..."}, "errors": ["rank 9: ..."], "elapsed_s": s}
+//                   "nccl_logs": {"nccl.host.pid.log": "..."}, "errors": ["rank 9: exit 3: ..."],
+//                   "stopped": [ranks stopped because a rank beside them failed], "timed_out": b, "elapsed_s": s}
 //
 // The ranks are this executable started as `fabcheck coll` children (one per
 // GPU: local rank i drives GPU i), so a crash in CUDA or NCCL ends a child,

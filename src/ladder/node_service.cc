@@ -245,7 +245,7 @@ void NodeService::Wire(const std::shared_ptr<NodeService>& service, sweep::Agent
   config.inventory = [service] { return service->Inventory(); };
   config.node = [service](const nlohmann::json& r) { return service->Node(r); };
   config.counters = [service](const nlohmann::json& r) { return service->Counters(r); };
-  auto coll = std::make_shared<CollService>();
+  auto coll = std::make_shared<CollService>(service->options().coll_executable);
   config.coll = [coll](const nlohmann::json& r) { return coll->Run(r); };
 }
 

@@ -29,6 +29,7 @@ struct NodeServiceOptions {
   std::string sysroot;            // "" = the live node
   std::string fabcheck_version;
   bool query_libraries = true;    // ask libibverbs/NVML/NCCL/CUDA (live node only)
+  std::string coll_executable;    // the fabcheck binary L4's ranks run ("" = this process's)
 };
 
 class NodeService {
@@ -41,6 +42,7 @@ class NodeService {
   // Puts the handlers above, and the L4 ranks' (coll_service.h), into an
   // agent's configuration.
   static void Wire(const std::shared_ptr<NodeService>& service, sweep::AgentConfig& config);
+  const NodeServiceOptions& options() const { return options_; }
 
  private:
   explicit NodeService(NodeServiceOptions options, sys::SysRoot root)
