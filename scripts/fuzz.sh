@@ -45,7 +45,8 @@ if [ "$build_ok" = 0 ]; then
 fi
 [ "$mode" = build ] && exit $(( 1 - build_ok ))
 
-all_targets=(units pci_config profile nccl_log k8s_lint k8s_config capture perf_protocol control_api prometheus)
+all_targets=(units pci_config profile nccl_log k8s_lint k8s_config capture perf_protocol control_api prometheus
+             counter_samples)
 targets=()
 unbuilt=()
 for t in "${all_targets[@]}"; do
@@ -71,6 +72,7 @@ seeds_for() {
     profile) echo profiles ;;
     capture) echo tests/data/captures ;;
     pci_config) echo tests/data/pci ;;
+    counter_samples) echo tests/data/bundles/example-8/members/dgx-07/counters ;;
   esac
   [ -d "fuzz/seeds/$1" ] && echo "fuzz/seeds/$1"
   [ -d "fuzz/regressions/$1" ] && echo "fuzz/regressions/$1"
