@@ -3,7 +3,8 @@
 #   fc.layout=two fc.role=server|client fc.self=IP fc.peer=IP
 #                            two VMs joined by a UDP socket network, one rxe0 each
 #   fc.suites=a,b,c          suites to run (payload/suite-<name>.sh), in order
-#   fc.suite_timeout=240     seconds a suite may take before it fails as hung
+#   fc.suite_timeout=420     seconds a suite may take before it fails as hung (above the
+#                            two-VM server's 400 s wait for its client)
 #   fc.mtu=9000              netdev MTU (rxe active MTU: 1500 -> 1024, 9000 -> 4096; 4096
 #                            carries a 64 KiB message in 16 packets instead of 64)
 # Exit status: 0 all passed, 1 something failed, 2 the lab itself could not start.
@@ -75,7 +76,7 @@ export LAB_DEV_A LAB_IP_A LAB_DEV_B LAB_IP_B LAB_NETDEV layout
 # and the kernel's last words as evidence, instead of stalling the VM until the
 # host's timeout with nothing said. The run stops there: what a hung suite
 # leaves behind (servers, qdiscs, MTUs) would only mislead the next suites.
-suite_timeout=$(param suite_timeout 240)
+suite_timeout=$(param suite_timeout 420)
 hung_evidence() {
   say "processes still running:"
   for d in /proc/[0-9]*; do
