@@ -69,10 +69,20 @@ void ExporterService::RefreshPods() {
   auto now = std::chrono::steady_clock::now();
   if (pod_time_ != std::chrono::steady_clock::time_point{} && now - pod_time_ < options_.pod_interval) return;
   pod_time_ = now;
+  auto forget = [this] {
+    // Serving the last good mapping would hide a dead kubelet: drop it.
+    pods_.reset();
+    held_.reset();
+    allocatable_.reset();
+    accounting_ = {};
+    unallocated_named_.clear();
+    held_named_.clear();
+  };
   if (!pod_client_) {
     auto client = PodResourcesClient::Connect(options_.kubelet_socket, options_.pod_timeout);
     if (!client.ok()) {
       pod_error_ = client.status().message();
+      forget();
       return;
     }
     pod_client_ = std::move(*client);
@@ -81,12 +91,63 @@ void ExporterService::RefreshPods() {
   if (!devices.ok()) {
     if (pod_error_ != devices.status().message()) LOG_WARN("exporter", "{}", devices.status().message());
     pod_error_ = devices.status().message();
-    // Keep serving the last good mapping for a while would hide a dead kubelet; drop it.
-    pods_.reset();
+    forget();
     return;
   }
   pod_error_.clear();
   pods_ = MapPodDevices(root_, *devices, options_.shared_resources);
+  held_ = std::move(*devices);
+  RefreshAllocatable();
+  accounting_ = AccountResources(allocatable_ ? &*allocatable_ : nullptr, *held_, remembered_resources_);
+  unallocated_named_ = NameDevices(root_, accounting_.unallocated);
+  held_named_ = NameHeldDevices(root_, accounting_.held_unallocatable);
+}
+
+void ExporterService::RefreshAllocatable() {
+  // Asked on every refresh, also after Unimplemented: a kubelet upgraded
+  // under a running exporter gains the call. Said once in the log.
+  auto allocatable = pod_client_->GetAllocatable();
+  if (allocatable.ok()) {
+    if (allocatable_supported_ == false) LOG_INFO("exporter", "the kubelet now answers GetAllocatableResources");
+    allocatable_supported_ = true;
+    allocatable_error_.clear();
+    for (const AllocatableDevice& d : *allocatable) remembered_resources_.insert(d.resource);
+    allocatable_ = std::move(*allocatable);
+    return;
+  }
+  allocatable_.reset();
+  if (allocatable.status().code() == StatusCode::kUnimplemented) {
+    allocatable_supported_ = false;
+    if (!allocatable_unsupported_logged_) {
+      allocatable_unsupported_logged_ = true;
+      LOG_WARN("exporter",
+               "{}; exporting the allocated devices per resource (List) without allocatable and unallocated "
+               "counts",
+               allocatable.status().message());
+    }
+    return;
+  }
+  if (allocatable_error_ != allocatable.status().message()) LOG_WARN("exporter", "{}", allocatable.status().message());
+  allocatable_error_ = allocatable.status().message();
+}
+
+void ExporterService::RefreshSriov() {
+  auto now = std::chrono::steady_clock::now();
+  if (sriov_time_ != std::chrono::steady_clock::time_point{} && now - sriov_time_ < options_.pod_interval) return;
+  sriov_time_ = now;
+  sriov_.clear();
+  sriov_errors_.clear();
+  for (const std::string& bdf : sys::sriov::ListPhysicalFunctions(root_)) {
+    auto pf = sys::sriov::ReadPhysicalFunction(root_, bdf);
+    const std::string path = sys::sriov::PciDeviceDir(bdf);
+    if (!pf.ok()) {
+      // Listed a moment ago: a PF that vanished (hot unplug) is skipped like a device.
+      sriov_errors_.push_back({"sriov", ReasonFor(pf.status()), path, pf.status().message()});
+      continue;
+    }
+    for (const std::string& e : pf->errors) sriov_errors_.push_back({"sriov", "garbage", path, e});
+    sriov_.push_back(std::move(*pf));
+  }
 }
 
 MetricSet ExporterService::Collect() {
@@ -96,6 +157,7 @@ MetricSet ExporterService::Collect() {
 
   RefreshInventory(false);
   RefreshPods();
+  RefreshSriov();
 
   CollectContext context;
   context.node = options_.node_name;
@@ -122,6 +184,10 @@ MetricSet ExporterService::Collect() {
                   1);
     }
   }
+
+  if (held_) AddResourceMetrics(accounting_, unallocated_named_, held_named_, node, metrics);
+  AddSriovMetrics({sriov_, held_ ? &*held_ : nullptr, allocatable_ ? &*allocatable_ : nullptr}, node, metrics);
+  for (const ReadError& e : sriov_errors_) result.errors.push_back(e);
 
   // Errors: a gauge for this scrape (by source, reason, device) and a running total.
   std::map<std::tuple<std::string, std::string, std::string>, int> grouped;
@@ -161,6 +227,18 @@ MetricSet ExporterService::Collect() {
     metrics.Add("fabcheck_exporter_pod_resources_up",
                 "1 when the last kubelet PodResources List call succeeded (pod labels are current).", kGauge, node,
                 pod_error_.empty() && pods_ ? 1 : 0);
+    if (allocatable_supported_) {
+      metrics.Add("fabcheck_exporter_pod_resources_allocatable_supported",
+                  "1 when the kubelet answers PodResources GetAllocatableResources, 0 when it lacks the call "
+                  "(before 1.23, or its feature gate off): then only allocated counts are exported.",
+                  kGauge, node, *allocatable_supported_ ? 1 : 0);
+    }
+    if (allocatable_supported_ != false) {
+      metrics.Add("fabcheck_exporter_pod_resources_allocatable_up",
+                  "1 when the last List and GetAllocatableResources calls both succeeded (allocatable and "
+                  "unallocated counts are current).",
+                  kGauge, node, held_ && allocatable_ ? 1 : 0);
+    }
   }
   metrics.Add("fabcheck_exporter_build_info", "The fabcheck version serving these metrics.", kGauge,
               {{"node", options_.node_name}, {"version", std::string(kVersion)}, {"sysroot", root_.Describe()}}, 1);

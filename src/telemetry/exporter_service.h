@@ -19,7 +19,10 @@
 #include "telemetry/collector.h"
 #include "telemetry/ethtool_stats.h"
 #include "telemetry/metrics.h"
+#include "sys/sriov.h"
 #include "telemetry/pod_resources.h"
+#include "telemetry/resource_accounting.h"
+#include "telemetry/resource_metrics.h"
 #include "telemetry/topology_labels.h"
 
 namespace fabcheck::telemetry {
@@ -75,6 +78,8 @@ class ExporterService {
   void CollectLoop();
   void RefreshInventory(bool device_set_changed);
   void RefreshPods();
+  void RefreshAllocatable();
+  void RefreshSriov();
 
   sys::SysRoot root_;
   ExporterOptions options_;
@@ -93,6 +98,20 @@ class ExporterService {
   std::optional<PodMapping> pods_;
   std::string pod_error_;
   std::chrono::steady_clock::time_point pod_time_{};
+  // Kubernetes resource health (resource_accounting.h), from the same refresh.
+  std::optional<std::vector<PodDevice>> held_;  // the last good List
+  std::optional<std::vector<AllocatableDevice>> allocatable_;
+  std::optional<bool> allocatable_supported_;  // unknown until the kubelet answers
+  bool allocatable_unsupported_logged_ = false;
+  std::string allocatable_error_;
+  std::set<std::string> remembered_resources_;
+  ResourceAccounting accounting_;
+  std::vector<NamedDevice> unallocated_named_;
+  std::vector<NamedDevice> held_named_;  // points into held_
+  // SR-IOV PFs and VFs, on the PodResources schedule (VFs move with pods).
+  std::vector<sys::sriov::PhysicalFunction> sriov_;
+  std::vector<ReadError> sriov_errors_;
+  std::chrono::steady_clock::time_point sriov_time_{};
   double scrapes_total_ = 0;
   double read_errors_total_ = 0;
   std::set<std::string> warned_paths_;

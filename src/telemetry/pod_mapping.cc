@@ -6,9 +6,7 @@
 #include "telemetry/pod_resources.h"
 
 namespace fabcheck::telemetry {
-namespace {
 
-// "0000:3b:02.6": domain, bus, device, function, all hex.
 bool LooksLikePciAddress(std::string_view id) {
   if (id.size() != 12 || id[4] != ':' || id[7] != ':' || id[10] != '.') return false;
   for (size_t i = 0; i < id.size(); ++i) {
@@ -17,8 +15,6 @@ bool LooksLikePciAddress(std::string_view id) {
   }
   return true;
 }
-
-}  // namespace
 
 Result<SharedResourceTable> ParseSharedResources(const std::vector<std::string>& entries) {
   SharedResourceTable table;

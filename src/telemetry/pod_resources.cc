@@ -2,6 +2,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <set>
+#include <utility>
+
 #include "podresources_v1.grpc.pb.h"
 
 namespace fabcheck::telemetry {
@@ -30,21 +33,28 @@ Result<std::unique_ptr<PodResourcesClient>> PodResourcesClient::Connect(const st
   return std::unique_ptr<PodResourcesClient>(new PodResourcesClient(std::move(impl)));
 }
 
+namespace {
+
+Status CallError(std::string_view call, const std::string& socket_path, const grpc::Status& status) {
+  std::string hint = status.error_code() == grpc::StatusCode::UNAVAILABLE
+                         ? " (is the kubelet's pod-resources directory mounted, e.g. hostPath "
+                           "/var/lib/kubelet/pod-resources, and is the exporter root?)"
+                         : "";
+  std::string message = "PodResources " + std::string(call) + " on unix://" + socket_path + " failed: " +
+                        status.error_message() + " (gRPC code " + std::to_string(status.error_code()) + ")" + hint;
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return DeadlineExceededError(message);
+  return UnavailableError(message);
+}
+
+}  // namespace
+
 Result<std::vector<PodDevice>> PodResourcesClient::List() {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + impl_->timeout);
   v1::ListPodResourcesRequest request;
   v1::ListPodResourcesResponse response;
   grpc::Status status = impl_->stub->List(&context, request, &response);
-  if (!status.ok()) {
-    std::string hint = status.error_code() == grpc::StatusCode::UNAVAILABLE
-                           ? " (is the kubelet's pod-resources directory mounted, e.g. hostPath "
-                             "/var/lib/kubelet/pod-resources, and is the exporter root?)"
-                           : "";
-    return UnavailableError("PodResources List on unix://" + impl_->socket_path + " failed: " +
-                            status.error_message() + " (gRPC code " + std::to_string(status.error_code()) + ")" +
-                            hint);
-  }
+  if (!status.ok()) return CallError("List", impl_->socket_path, status);
   std::vector<PodDevice> out;
   for (const auto& pod : response.pod_resources()) {
     for (const auto& container : pod.containers()) {
@@ -57,9 +67,39 @@ Result<std::vector<PodDevice>> PodResourcesClient::List() {
         for (const auto& resource : claim.claim_resources()) {
           if (resource.device_name().empty()) continue;
           out.push_back({pod.namespace_(), pod.name(), container.name(), resource.driver_name(),
-                         resource.device_name()});
+                         resource.device_name(), /*dynamic=*/true});
         }
       }
+    }
+  }
+  return out;
+}
+
+Result<std::vector<AllocatableDevice>> PodResourcesClient::GetAllocatable() {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + impl_->timeout);
+  v1::AllocatableResourcesRequest request;
+  v1::AllocatableResourcesResponse response;
+  grpc::Status status = impl_->stub->GetAllocatableResources(&context, request, &response);
+  if (!status.ok()) {
+    // Kubelets before 1.21 lack the method (UNIMPLEMENTED); 1.21-1.22 with the
+    // feature gate off answer fmt.Errorf("... GetAllocatableResources disabled"),
+    // which gRPC-Go sends as UNKNOWN.
+    bool disabled = status.error_code() == grpc::StatusCode::UNKNOWN &&
+                    status.error_message().find("disabled") != std::string::npos;
+    if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED || disabled) {
+      return UnimplementedError("PodResources GetAllocatableResources on unix://" + impl_->socket_path +
+                                " is not available: " + status.error_message() +
+                                " (kubelet before 1.23, or feature gate KubeletPodResourcesGetAllocatable off)");
+    }
+    return CallError("GetAllocatableResources", impl_->socket_path, status);
+  }
+  std::vector<AllocatableDevice> out;
+  // One entry per device and NUMA node (kubelet's containerDevicesFromResourceDeviceInstances).
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& devices : response.devices()) {
+    for (const auto& id : devices.device_ids()) {
+      if (seen.emplace(devices.resource_name(), id).second) out.push_back({devices.resource_name(), id});
     }
   }
   return out;

@@ -20,5 +20,8 @@ Result<std::unique_ptr<PodResourcesClient>> PodResourcesClient::Connect(const st
 }
 
 Result<std::vector<PodDevice>> PodResourcesClient::List() { return UnavailableError("PodResources: built without gRPC"); }
+Result<std::vector<AllocatableDevice>> PodResourcesClient::GetAllocatable() {
+  return UnavailableError("PodResources: built without gRPC");
+}
 
 }  // namespace fabcheck::telemetry

@@ -118,6 +118,71 @@ FabricSpec GpuNode(int nics, bool roce) {
   return spec;
 }
 
+std::string VfPciAddress(size_t nic_index, size_t vf) {
+  int bus = 0x18 + static_cast<int>(nic_index) * 0x0c;
+  size_t fn = vf + 2;
+  return fmt::format("0000:{:02x}:{:02x}.{}", bus, fn / 8, fn % 8);
+}
+
+std::string VfRdmaDevice(const FabricSpec& spec, size_t nic_index, size_t vf) {
+  size_t n = spec.nics.size();
+  for (size_t i = 0; i < spec.nics.size(); ++i) {
+    for (size_t k = 0; k < spec.nics[i].vfs.size(); ++k) {
+      if (i == nic_index && k == vf) return fmt::format("mlx5_{}", n);
+      if (spec.nics[i].vfs[k].rdma) ++n;
+    }
+  }
+  return "";
+}
+
+namespace {
+
+// A VF below its PF's root port: physfn/virtfn links, driver, and (as
+// planted) its netdev and an RDMA device with one ACTIVE port.
+void WriteVf(const fs::path& root, const FabricSpec& spec, size_t i, size_t k, const std::string& rel_parent,
+             const fs::path& pf_dir, const std::string& pf_bdf) {
+  const NicSpec& nic = spec.nics[i];
+  const VfSpec& vf = nic.vfs[k];
+  std::string bdf = VfPciAddress(i, k);
+  std::string rel_pci = rel_parent + "/" + bdf;
+  fs::path pci = root / "sys" / rel_pci;
+  Write(pci / "vendor", "0x15b3\n");
+  Write(pci / "device", "0x101e\n");  // ConnectX family VF
+  Write(pci / "class", nic.link_layer == "Ethernet" ? "0x020000\n" : "0x020700\n");
+  Write(pci / "numa_node", "0\n");
+  Link("../" + pf_bdf, pci / "physfn");
+  Link("../" + bdf, pf_dir / fmt::format("virtfn{}", k));
+  if (!vf.driver.empty()) {
+    fs::create_directories(root / "sys/bus/pci/drivers" / vf.driver);
+    Link("../../../../bus/pci/drivers/" + vf.driver, pci / "driver");
+  }
+  Link("../../../" + rel_pci, root / "sys/bus/pci/devices" / bdf);
+  if (vf.netdev && !nic.netdev.empty()) {
+    std::string netdev = fmt::format("{}v{}", nic.netdev.substr(0, nic.netdev.find("np")), k);
+    fs::path net = pci / "net" / netdev;
+    Link("../../" + rel_pci + "/net/" + netdev, root / "sys/class/net" / netdev);
+    Link("../../../" + bdf, net / "device");
+    Write(net / "operstate", "up\n");
+    Write(net / "mtu", "9000\n");
+  }
+  if (vf.rdma) {
+    std::string device = VfRdmaDevice(spec, i, k);
+    fs::path ib = pci / "infiniband" / device;
+    Link("../../" + rel_pci + "/infiniband/" + device, root / "sys/class/infiniband" / device);
+    Link("../../../" + bdf, ib / "device");
+    Write(ib / "fw_ver", "28.39.1002\n");
+    Write(ib / "hca_type", "MT4130\n");
+    Write(ib / "node_type", "1: CA\n");
+    fs::path port = ib / "ports/1";
+    Write(port / "state", "4: ACTIVE\n");
+    Write(port / "phys_state", "5: LinkUp\n");
+    Write(port / "rate", nic.rate + "\n");
+    Write(port / "link_layer", nic.link_layer + "\n");
+  }
+}
+
+}  // namespace
+
 void WriteFabric(const std::string& root_text, const FabricSpec& spec) {
   fs::path root(root_text);
   fs::remove_all(root);
@@ -150,6 +215,13 @@ void WriteFabric(const std::string& root_text, const FabricSpec& spec) {
     Link("../../../../bus/pci/drivers/mlx5_core", pci / "driver");
     fs::create_directories(root / "sys/bus/pci/drivers/mlx5_core");
     Link("../../../" + rel_pci, root / "sys/bus/pci/devices" / bdf);
+    if (nic.sriov_total_vfs > 0) {
+      Write(pci / "sriov_totalvfs", fmt::format("{}\n", nic.sriov_total_vfs));
+      Write(pci / "sriov_numvfs", fmt::format("{}\n", nic.vfs.size()));
+      for (size_t k = 0; k < nic.vfs.size(); ++k) {
+        WriteVf(root, spec, i, k, "devices/" + rc_name + "/" + root_port, pci, bdf);
+      }
+    }
 
     fs::path ib = pci / "infiniband" / nic.device;
     Link("../../" + rel_pci + "/infiniband/" + nic.device, root / "sys/class/infiniband" / nic.device);

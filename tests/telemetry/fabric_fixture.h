@@ -11,6 +11,13 @@
 
 namespace fabcheck::telemetry::testing {
 
+// An enabled SR-IOV VF of a NIC (a PCI function with a physfn link).
+struct VfSpec {
+  bool netdev = true;            // false: its netdev is in another network namespace (a pod's)
+  bool rdma = true;              // an RDMA device (mlx5_<n>, numbered after the PFs)
+  std::string driver = "mlx5_core";  // "" for none bound; "vfio-pci" for DPDK
+};
+
 struct NicSpec {
   std::string device;      // "mlx5_0"
   std::string link_layer = "InfiniBand";  // or "Ethernet" (RoCE)
@@ -26,6 +33,8 @@ struct NicSpec {
   std::string garbage_counter;  // a counters/ file whose content is garbage ("" for none)
   bool ethtool_dump = false;    // write /fabcheck/ethtool/<netdev>.txt (mlx5 `ethtool -S` names)
   uint64_t seed = 1;        // counter values derive from it
+  int sriov_total_vfs = 0;  // > 0: an SR-IOV PF (sriov_totalvfs; sriov_numvfs = vfs.size())
+  std::vector<VfSpec> vfs;  // VF k at bus:00.(k+2), bus:01.x, ...
 };
 
 struct FabricSpec {
@@ -38,6 +47,11 @@ FabricSpec GpuNode(int nics, bool roce = false);
 
 // Writes the tree under `root` (created; an existing tree is replaced).
 void WriteFabric(const std::string& root, const FabricSpec& spec);
+
+// The PCI address WriteFabric gives VF k of NIC index i, and the RDMA
+// device name of a VF with rdma (numbered after all PFs, in NIC then VF order).
+std::string VfPciAddress(size_t nic_index, size_t vf);
+std::string VfRdmaDevice(const FabricSpec& spec, size_t nic_index, size_t vf);
 
 // Values the generator writes, for assertions: the raw file content of a
 // counter of NIC index i.

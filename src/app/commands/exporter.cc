@@ -182,7 +182,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
                   "How often to re-read the labels (PCI address, netdev, GPU affinity); a device appearing or "
                   "vanishing re-reads them at once")
       ->capture_default_str();
-  cmd->add_option("--pod-resources-interval", flags->pod_interval, "How often to ask the kubelet which pod holds which device")
+  cmd->add_option("--pod-resources-interval", flags->pod_interval,
+                  "How often to ask the kubelet which pod holds which device and what each resource offers, and to "
+                  "re-read the SR-IOV VFs")
       ->capture_default_str();
   cmd->add_option("--ethtool", flags->ethtool,
                   "Driver statistics (PFC pause, discards): live = SIOCETHTOOL in this network namespace, "
@@ -193,8 +195,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
   cmd->footer(
       "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_port_ext_* (counters_ext/, the 64-bit "
-      "counters of kernels before 4.5), fabcheck_rdma_hw_* (hw_counters/), fabcheck_netdev_* (netdev, PFC) and "
-      "fabcheck_exporter_* (the exporter itself); see docs/exporter.md.\n"
+      "counters of kernels before 4.5), fabcheck_rdma_hw_* (hw_counters/), fabcheck_netdev_* (netdev, PFC), "
+      "fabcheck_sriov_* (SR-IOV PFs and VFs), fabcheck_k8s_* (allocatable, allocated and unallocated devices per "
+      "kubelet resource, from PodResources GetAllocatableResources and List) and fabcheck_exporter_* (the exporter "
+      "itself); see docs/exporter.md.\n"
       "/metrics is gzip-compressed when the scraper accepts it (Prometheus does), once per collection.\n\n"
       "Examples:\n"
       "  fabcheck exporter                                  # serve on :9877 from this node\n"
