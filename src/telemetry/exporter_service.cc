@@ -131,9 +131,11 @@ void ExporterService::RefreshAllocatable() {
   allocatable_error_ = allocatable.status().message();
 }
 
-void ExporterService::RefreshSriov() {
+bool ExporterService::RefreshSriov() {
   auto now = std::chrono::steady_clock::now();
-  if (sriov_time_ != std::chrono::steady_clock::time_point{} && now - sriov_time_ < options_.pod_interval) return;
+  if (sriov_time_ != std::chrono::steady_clock::time_point{} && now - sriov_time_ < options_.pod_interval) {
+    return false;
+  }
   sriov_time_ = now;
   sriov_.clear();
   sriov_errors_.clear();
@@ -148,6 +150,7 @@ void ExporterService::RefreshSriov() {
     for (const std::string& e : pf->errors) sriov_errors_.push_back({"sriov", "garbage", path, e});
     sriov_.push_back(std::move(*pf));
   }
+  return true;
 }
 
 MetricSet ExporterService::Collect() {
@@ -157,7 +160,7 @@ MetricSet ExporterService::Collect() {
 
   RefreshInventory(false);
   RefreshPods();
-  RefreshSriov();
+  bool sriov_read = RefreshSriov();
 
   CollectContext context;
   context.node = options_.node_name;
@@ -187,7 +190,8 @@ MetricSet ExporterService::Collect() {
 
   if (held_) AddResourceMetrics(accounting_, unallocated_named_, held_named_, node, metrics);
   AddSriovMetrics({sriov_, held_ ? &*held_ : nullptr, allocatable_ ? &*allocatable_ : nullptr}, node, metrics);
-  for (const ReadError& e : sriov_errors_) result.errors.push_back(e);
+  // Counted in the scrape that read them, not again until the next read.
+  if (sriov_read) result.errors.insert(result.errors.end(), sriov_errors_.begin(), sriov_errors_.end());
 
   // Errors: a gauge for this scrape (by source, reason, device) and a running total.
   std::map<std::tuple<std::string, std::string, std::string>, int> grouped;

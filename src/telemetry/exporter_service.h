@@ -79,7 +79,7 @@ class ExporterService {
   void RefreshInventory(bool device_set_changed);
   void RefreshPods();
   void RefreshAllocatable();
-  void RefreshSriov();
+  bool RefreshSriov();  // false when not due
 
   sys::SysRoot root_;
   ExporterOptions options_;
@@ -107,7 +107,7 @@ class ExporterService {
   std::set<std::string> remembered_resources_;
   ResourceAccounting accounting_;
   std::vector<NamedDevice> unallocated_named_;
-  std::vector<NamedDevice> held_named_;  // points into held_
+  std::vector<NamedDevice> held_named_;  // points into accounting_.held_unallocatable
   // SR-IOV PFs and VFs, on the PodResources schedule (VFs move with pods).
   std::vector<sys::sriov::PhysicalFunction> sriov_;
   std::vector<ReadError> sriov_errors_;

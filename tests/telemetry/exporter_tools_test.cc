@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,7 +15,10 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "fabric_fixture.h"
+#include "pod_resources_metrics.h"
 #include "process_helpers.h"
 
 namespace fabcheck::telemetry::testing {
@@ -68,6 +72,12 @@ class ExporterToolsTest : public ::testing::Test {
     rxe.netdev = "veth-fc0";
     faults.nics.push_back(rxe);
     add("faults", faults);
+    // SR-IOV: a PF with VFs (netdev and RDMA device, one moved away, one vfio-pci) and one with none enabled.
+    FabricSpec sriov = GpuNode(2, /*roce=*/true);
+    sriov.nics[0].sriov_total_vfs = 8;
+    sriov.nics[0].vfs = {{true, true, "mlx5_core"}, {false, true, "mlx5_core"}, {false, false, "vfio-pci"}};
+    sriov.nics[1].sriov_total_vfs = 8;
+    add("sriov", sriov);
     for (const char* dir : {"tests/data", "tests/inventory"}) {
       fs::path base = fs::path(FABCHECK_SOURCE_DIR) / dir;
       if (!fs::is_directory(base)) continue;
@@ -282,14 +292,78 @@ TEST_F(ExporterToolsTest, PrometheusScrapesTheExporterAndAnswersAQuery) {
   EXPECT_EQ(rules_answer.find("\"health\":\"err\""), std::string::npos) << rules_answer;
 }
 
+TEST_F(ExporterToolsTest, SriovFixtureExportsPfAndVfCounts) {
+  auto fixtures = Fixtures();
+  auto it = std::find_if(fixtures.begin(), fixtures.end(), [](const auto& f) { return f.first == "sriov"; });
+  ASSERT_NE(it, fixtures.end());
+  std::string text = Once(it->second);
+  EXPECT_NE(text.find("fabcheck_sriov_pf_total_vfs{node=\"t\",pci_address=\"0000:18:00.0\",device=\"mlx5_0\","
+                      "netdev=\"ens1f0np0\"} 8"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fabcheck_sriov_pf_enabled_vfs{node=\"t\",pci_address=\"0000:18:00.0\",device=\"mlx5_0\","
+                      "netdev=\"ens1f0np0\"} 3"),
+            std::string::npos);
+  EXPECT_NE(text.find("fabcheck_sriov_pf_vfs_with_netdev{node=\"t\",pci_address=\"0000:18:00.0\",device=\"mlx5_0\","
+                      "netdev=\"ens1f0np0\"} 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("fabcheck_sriov_pf_enabled_vfs{node=\"t\",pci_address=\"0000:24:00.0\",device=\"mlx5_1\","
+                      "netdev=\"ens2f0np0\"} 0"),
+            std::string::npos);
+  // The VFs' RDMA devices are ports like any other.
+  EXPECT_NE(text.find("fabcheck_rdma_port_up{node=\"t\",device=\"mlx5_2\""), std::string::npos);
+  // No kubelet: nobody can say a VF is unreclaimed.
+  EXPECT_EQ(text.find("fabcheck_k8s_"), std::string::npos);
+}
+
+// promtool's own unit tests of the alert rules (deploy/prometheus/fabcheck-rules.test.yaml).
+TEST_F(ExporterToolsTest, PromtoolTestRulesPass) {
+  std::string promtool = FindTool("promtool");
+  if (promtool.empty()) GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  fs::path dir = fs::path(FABCHECK_SOURCE_DIR) / "deploy/prometheus";
+  CommandResult check = RunCommand(promtool + " check rules '" + (dir / "fabcheck-rules.yaml").string() + "' 2>&1");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  CommandResult test = RunCommand("cd '" + dir.string() + "' && " + promtool + " test rules fabcheck-rules.test.yaml 2>&1");
+  EXPECT_EQ(test.exit_code, 0) << test.output;
+  EXPECT_NE(test.output.find("SUCCESS"), std::string::npos) << test.output;
+}
+
+// The dashboard is JSON Grafana imports: unique panel IDs, panels that do not overlap, a query per panel.
+TEST_F(ExporterToolsTest, DashboardIsValidGrafanaJson) {
+  std::string text = ReadAll(fs::path(FABCHECK_SOURCE_DIR) / "deploy/grafana/fabcheck-rdma-dashboard.json");
+  auto dashboard = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(dashboard.is_discarded()) << "deploy/grafana/fabcheck-rdma-dashboard.json is not valid JSON";
+  ASSERT_TRUE(dashboard.contains("panels") && dashboard["panels"].is_array());
+  std::set<int> ids;
+  std::set<std::pair<int, int>> cells;  // (x, y) of every grid cell taken
+  int k8s_panels = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    ASSERT_TRUE(panel.contains("id") && panel["id"].is_number_integer()) << panel.dump();
+    EXPECT_TRUE(ids.insert(panel["id"].get<int>()).second) << "duplicate panel id " << panel["id"];
+    const auto& grid = panel["gridPos"];
+    int x = grid["x"], y = grid["y"], w = grid["w"], h = grid["h"];
+    EXPECT_LE(x + w, 24) << panel["title"];
+    for (int i = x; i < x + w; ++i) {
+      for (int j = y; j < y + h; ++j) EXPECT_TRUE(cells.insert({i, j}).second) << panel["title"] << " overlaps";
+    }
+    if (panel["type"] == "row") continue;
+    ASSERT_TRUE(panel.contains("targets") && !panel["targets"].empty()) << panel["title"];
+    for (const auto& target : panel["targets"]) EXPECT_FALSE(target["expr"].get<std::string>().empty());
+    if (panel["targets"].dump().find("fabcheck_k8s_") != std::string::npos ||
+        panel["targets"].dump().find("fabcheck_sriov_") != std::string::npos) {
+      ++k8s_panels;
+    }
+  }
+  EXPECT_GE(k8s_panels, 6);
+}
+
 TEST_F(ExporterToolsTest, DashboardAndAlertsUseOnlyExportedMetrics) {
   std::set<std::string> exported;
   for (const auto& [name, root] : Fixtures()) {
     for (const auto& s : ParsePrometheusText(Once(root))) exported.insert(s.name);
   }
-  // Present only with PodResources (tested in telemetry_pod_resources_test).
-  exported.insert("fabcheck_exporter_pod_resources_up");
-  exported.insert("fabcheck_pod_rdma_device_info");
+  // Present only with PodResources (telemetry_pod_resources_test checks each is exported).
+  for (const char* name : kPodResourcesMetrics) exported.insert(name);
   const std::regex metric(R"(fabcheck_[a-z0-9_]+)");
   for (const char* file : {"deploy/grafana/fabcheck-rdma-dashboard.json", "deploy/prometheus/fabcheck-rules.yaml"}) {
     std::string text = ReadAll(fs::path(FABCHECK_SOURCE_DIR) / file);

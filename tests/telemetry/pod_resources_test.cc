@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "fabric_fixture.h"
+#include "pod_resources_metrics.h"
 #include "podresources_v1.grpc.pb.h"
 #include "telemetry/exporter_service.h"
 #include "telemetry/pod_resources.h"
@@ -313,6 +314,13 @@ TEST_F(ResourceHealthTest, AllocatableAllocatedAndUnallocatedPerResource) {
                           {"device", "mlx5_3"}}),
             nullptr);
   EXPECT_NE(m.FindSample("fabcheck_k8s_device_unallocated_info", {{"device_id", "0000:18:00.5"}}), nullptr);
+  for (const char* name : testing::kPodResourcesMetrics) {
+    if (std::string_view(name) == "fabcheck_k8s_vf_unreclaimed_info" ||
+        std::string_view(name) == "fabcheck_pod_rdma_device_info") {
+      continue;  // SriovFunctionsAndTheUnreclaimedVf; ExporterPutsPodLabelsOnOwnedPorts
+    }
+    EXPECT_NE(m.Find(name), nullptr) << name << " is listed in pod_resources_metrics.h but not exported";
+  }
   // Held by a pod, no longer offered: named with its holder.
   ASSERT_EQ(Count(m, "fabcheck_k8s_device_held_unallocatable_info"), 1u);
   EXPECT_NE(m.FindSample("fabcheck_k8s_device_held_unallocatable_info",

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "fabric_fixture.h"
+#include "sys/sriov.h"
 #include "sys/sysroot.h"
 #include "telemetry/collector.h"
 #include "telemetry/counter_catalog.h"
@@ -343,6 +344,39 @@ TEST_F(FabricTest, ServiceReportsErrorsAndItselfAndSharesConcurrentScrapes) {
               std::string::npos);
   }
   EXPECT_EQ(loads, 1);
+}
+
+TEST_F(FabricTest, SriovGarbageAndDanglingVfsAreReadErrorsNotFailedScrapes) {
+  FabricSpec spec = GpuNode(2, /*roce=*/true);
+  spec.nics[0].sriov_total_vfs = 4;
+  spec.nics[0].vfs = {{true, true, "mlx5_core"}, {false, false, ""}};
+  spec.nics[1].sriov_total_vfs = 4;
+  sys::SysRoot root = Write(spec);
+  auto pf = sys::sriov::ReadPhysicalFunction(root, "0000:18:00.0");
+  ASSERT_TRUE(pf.ok()) << pf.status().ToString();
+  ASSERT_EQ(pf->vfs.size(), 2u);
+  EXPECT_EQ(pf->vfs[0].pci_address, "0000:18:00.2");
+  EXPECT_EQ(pf->vfs[0].driver, "mlx5_core");
+  EXPECT_EQ(pf->vfs[1].driver, "");  // no driver bound
+  EXPECT_EQ(pf->vfs[1].rdma_devices.size(), 0u);
+  EXPECT_EQ(sys::sriov::ListPhysicalFunctions(root), (std::vector<std::string>{"0000:18:00.0", "0000:24:00.0"}));
+  EXPECT_EQ(sys::sriov::ReadPhysicalFunction(root, "0000:18:00.2").status().code(), StatusCode::kNotFound);
+
+  // Planted: garbage in sriov_numvfs of one PF; the other PF and the totals stay.
+  std::ofstream(dir_ / "sys/devices/pci0000:10/0000:10:01.0/0000:18:00.0/sriov_numvfs") << "two\n";
+  ExporterOptions options;
+  options.node_name = "n";
+  ExporterService service(root, options, nullptr, nullptr);
+  MetricSet m = service.Collect();
+  EXPECT_EQ(m.FindSample("fabcheck_sriov_pf_enabled_vfs", {{"pci_address", "0000:18:00.0"}}), nullptr);
+  ASSERT_NE(m.FindSample("fabcheck_sriov_pf_total_vfs", {{"pci_address", "0000:18:00.0"}}), nullptr);
+  EXPECT_EQ(m.FindSample("fabcheck_sriov_pf_total_vfs", {{"pci_address", "0000:18:00.0"}})->value, 4);
+  EXPECT_EQ(m.FindSample("fabcheck_sriov_pf_enabled_vfs", {{"pci_address", "0000:24:00.0"}})->value, 0);
+  const Sample* error = m.FindSample("fabcheck_exporter_read_errors", {{"source", "sriov"}, {"reason", "garbage"}});
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(error->value, 1);
+  // Without a kubelet nothing is said about pods.
+  EXPECT_EQ(m.Find("fabcheck_k8s_vf_unreclaimed_info"), nullptr);
 }
 
 TEST_F(FabricTest, HttpServerServesMetricsAndHealth) {
