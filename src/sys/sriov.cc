@@ -13,12 +13,17 @@ std::string Basename(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
+// "0000:18:00.2": the shape of a PCI function's name in sysfs.
+bool IsPciName(std::string_view name) {
+  return name.size() == 12 && name[4] == ':' && name[7] == ':' && name[10] == '.';
+}
+
 // The PCI function a class entry's device link points at ("../../../0000:18:00.0").
 std::optional<std::string> DeviceOf(const SysRoot& root, const std::string& class_entry) {
   auto target = root.ReadLink(class_entry + "/device");
   if (!target.ok()) return std::nullopt;
   std::string name = Basename(*target);
-  if (name.size() != 12 || name[4] != ':' || name[7] != ':' || name[10] != '.') return std::nullopt;
+  if (!IsPciName(name)) return std::nullopt;
   return name;
 }
 
@@ -93,6 +98,11 @@ Result<PhysicalFunction> ReadPhysicalFunction(const SysRoot& root, std::string_v
     VirtualFunction vf;
     vf.index = static_cast<int>(*index);
     vf.pci_address = Basename(*target);
+    if (!IsPciName(vf.pci_address)) {
+      pf.errors.push_back(root.DisplayPath(dir + "/" + entry) + " points at '" + *target +
+                          "', not a PCI function");
+      continue;
+    }
     const std::string vf_dir = PciDeviceDir(vf.pci_address);
     if (auto driver = root.ReadLink(vf_dir + "/driver"); driver.ok()) vf.driver = Basename(*driver);
     vf.netdevs = ListOrEmpty(root, vf_dir + "/net");

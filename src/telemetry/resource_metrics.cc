@@ -21,10 +21,6 @@ void AddDeviceLabels(const NamedDevice& d, Labels& labels) {
   if (!d.rdma_device.empty()) labels.emplace_back("device", d.rdma_device);
 }
 
-}  // namespace
-
-namespace {
-
 // What `device_id` names on this node; `resolved` false when nothing.
 NamedDevice Name(const sys::SysRoot& root, const std::string& resource, const std::string& device_id,
                  bool& resolved) {

@@ -346,7 +346,7 @@ TEST_F(FabricTest, ServiceReportsErrorsAndItselfAndSharesConcurrentScrapes) {
   EXPECT_EQ(loads, 1);
 }
 
-TEST_F(FabricTest, SriovGarbageAndDanglingVfsAreReadErrorsNotFailedScrapes) {
+TEST_F(FabricTest, SriovGarbageIsAReadErrorNotAFailedScrape) {
   FabricSpec spec = GpuNode(2, /*roce=*/true);
   spec.nics[0].sriov_total_vfs = 4;
   spec.nics[0].vfs = {{true, true, "mlx5_core"}, {false, false, ""}};
