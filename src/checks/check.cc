@@ -12,6 +12,7 @@ std::string_view RungName(Rung rung) {
     case Rung::kL2: return "L2";
     case Rung::kRoce: return "RoCE";
     case Rung::kGdr: return "GDR";
+    case Rung::kHost: return "host";
     case Rung::kContainer: return "container";
     case Rung::kNccl: return "NCCL";
   }
@@ -24,6 +25,7 @@ std::string_view RungTitle(Rung rung) {
     case Rung::kL2: return "IP and MTU: netdevs, addresses, GID table";
     case Rung::kRoce: return "RoCE QoS: PFC, ECN, trust";
     case Rung::kGdr: return "GPUDirect RDMA prerequisites";
+    case Rung::kHost: return "host tuning: IRQ affinity, CPU frequency, memory, PCIe device control, CPU pinning";
     case Rung::kContainer: return "container and system limits";
     case Rung::kNccl: return "NCCL settings";
   }
@@ -39,6 +41,9 @@ std::optional<Rung> ParseRung(std::string_view name) {
 }
 
 bool EvidenceComplete(const sys::SysRoot& root) { return root.live() || root.ReadMeta(kEvidenceMeta).ok(); }
+bool HostEvidenceComplete(const sys::SysRoot& root) {
+  return root.live() || root.ReadMeta(kHostEvidenceMeta).ok();
+}
 
 bool Context::HasRdma() const { return inventory && !inventory->rdma_devices.empty(); }
 bool Context::HasGpus() const { return inventory && !inventory->gpus.empty(); }

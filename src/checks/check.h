@@ -29,11 +29,12 @@
 namespace fabcheck::checks {
 
 // Groups in ladder order; the name is the Finding::group.
-enum class Rung { kL1, kL2, kRoce, kGdr, kContainer, kNccl };
-std::string_view RungName(Rung rung);  // "L1", "L2", "RoCE", "GDR", "container", "NCCL"
+enum class Rung { kL1, kL2, kRoce, kGdr, kHost, kContainer, kNccl };
+std::string_view RungName(Rung rung);  // "L1", "L2", "RoCE", "GDR", "host", "container", "NCCL"
 std::string_view RungTitle(Rung rung);  // "physical and driver", ...
 std::optional<Rung> ParseRung(std::string_view name);  // case-insensitive
-inline constexpr Rung kAllRungs[] = {Rung::kL1, Rung::kL2, Rung::kRoce, Rung::kGdr, Rung::kContainer, Rung::kNccl};
+inline constexpr Rung kAllRungs[] = {Rung::kL1,   Rung::kL2,        Rung::kRoce, Rung::kGdr,
+                                     Rung::kHost, Rung::kContainer, Rung::kNccl};
 
 struct Context;
 class Reporter;
@@ -58,6 +59,10 @@ struct Context {
   // (the live node, or a capture/fixture marked by ReadEvidence). Where it
   // does not, a missing file proves nothing: "unknown", not pass or fail.
   bool evidence_complete = true;
+  // The same for the host tuning files (/proc/interrupts, cpufreq, cpuidle,
+  // hugepages...), which captures hold only since the host checks exist: in
+  // an older capture their absence says nothing about the node.
+  bool host_evidence_complete = true;
 
   // Whether the node has any RDMA device (false also when unknown).
   bool HasRdma() const;
@@ -77,6 +82,8 @@ struct Context {
 // Capture metadata that marks a sysroot as holding the doctor's evidence.
 inline constexpr std::string_view kEvidenceMeta = "doctor/evidence.json";
 bool EvidenceComplete(const sys::SysRoot& root);
+inline constexpr std::string_view kHostEvidenceMeta = "doctor/host-evidence.json";
+bool HostEvidenceComplete(const sys::SysRoot& root);
 
 // Collects one check's findings with its ID and rung filled in.
 class Reporter {

@@ -1,6 +1,10 @@
 #include "checks/facts.h"
 
+#include <algorithm>
+
 #include "base/strings.h"
+#include "base/units.h"
+#include "checks/nccl_match.h"
 
 namespace fabcheck::checks {
 
@@ -79,6 +83,80 @@ Result<std::set<std::string>> DefaultRouteInterfaces(const sys::SysRoot& root) {
     if (f.size() < 8) f = Split(lines[i], ' ', /*skip_empty=*/true);
     if (f.size() >= 8 && f[1] == "00000000" && f[7] == "00000000") out.insert(std::string(Trim(f[0])));
   }
+  return out;
+}
+
+std::vector<const model::Nic*> CheckedRdmaNics(const Context& ctx) {
+  std::vector<const model::Nic*> out;
+  if (!ctx.inventory) return out;
+  for (const auto& nic : ctx.inventory->nics) {
+    if (!nic.rdma_devices.empty() && IsCheckedRdmaNic(ctx, nic)) out.push_back(&nic);
+  }
+  return out;
+}
+
+std::vector<const model::Nic*> NcclRdmaNics(const Context& ctx, std::string* filter) {
+  auto nics = CheckedRdmaNics(ctx);
+  auto hca = ctx.env ? ctx.env->Get("NCCL_IB_HCA") : std::nullopt;
+  if (!hca || Trim(hca->value).empty()) return nics;
+  NcclList list = ParseNcclList(hca->value, kNcclMaxIbDevs);
+  std::vector<const model::Nic*> out;
+  for (const auto* nic : nics) {
+    bool hit = false;
+    for (const auto& dev : nic->rdma_devices) {
+      for (const auto& entry : list.entries) hit |= NcclEntryMatches(entry, list.exact, dev, -1);
+    }
+    if (hit != list.exclude) out.push_back(nic);
+  }
+  if (filter) *filter = ctx.env->Describe("NCCL_IB_HCA");
+  return out;
+}
+
+std::vector<int> LocalCpus(const Context& ctx, const model::PciFunction& pci) {
+  if (!pci.local_cpulist.empty()) {
+    if (auto cpus = ParseCpuList(pci.local_cpulist); cpus.ok() && !cpus->empty()) return *cpus;
+  }
+  if (pci.numa_node && ctx.inventory) {
+    for (const auto& node : ctx.inventory->numa_nodes) {
+      if (node.id != *pci.numa_node) continue;
+      if (auto cpus = ParseCpuList(node.cpulist); cpus.ok()) return *cpus;
+    }
+  }
+  return {};
+}
+
+std::set<int> NodesOfCpus(const Context& ctx, const std::vector<int>& cpus) {
+  std::set<int> out;
+  if (!ctx.inventory) return out;
+  for (const auto& node : ctx.inventory->numa_nodes) {
+    auto node_cpus = ParseCpuList(node.cpulist);
+    if (node_cpus.ok() && !CpuIntersection(*node_cpus, cpus).empty()) out.insert(node.id);
+  }
+  return out;
+}
+
+std::string NodesLabel(const std::set<int>& nodes) {
+  if (nodes.empty()) return "NUMA node ?";
+  std::vector<std::string> ids;
+  for (int n : nodes) ids.push_back(std::to_string(n));
+  return (nodes.size() == 1 ? "NUMA node " : "NUMA nodes ") + Join(ids, ", ");
+}
+
+std::string NodeLabel(std::optional<int> node) { return node ? "NUMA node " + std::to_string(*node) : "NUMA node ?"; }
+
+std::vector<int> CpuUnion(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+std::vector<int> CpuIntersection(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+std::vector<int> CpuDifference(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
   return out;
 }
 

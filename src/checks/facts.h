@@ -37,6 +37,26 @@ std::string PhysicalNetdev(const Context& ctx, const Context::PortRef& ref);
 // Interfaces that carry the default route, from /proc/net/route. Errors: unknown.
 Result<std::set<std::string>> DefaultRouteInterfaces(const sys::SysRoot& root);
 
+// ---- host placement (the host checks: IRQs, governors, pinning) -------------------
+
+// The RDMA NICs the checks look at (the profile's compute NICs), in inventory order.
+std::vector<const model::Nic*> CheckedRdmaNics(const Context& ctx);
+// Those NCCL would use: CheckedRdmaNics narrowed by NCCL_IB_HCA when it is set.
+// `*filter` (optional) is set to the NCCL_IB_HCA evidence when it narrowed the list.
+std::vector<const model::Nic*> NcclRdmaNics(const Context& ctx, std::string* filter = nullptr);
+// The CPUs local to a PCI function: its local_cpulist, else its NUMA node's
+// CPU list. Empty when unknown.
+std::vector<int> LocalCpus(const Context& ctx, const model::PciFunction& pci);
+// The NUMA nodes (of the inventory) that hold any of `cpus`.
+std::set<int> NodesOfCpus(const Context& ctx, const std::vector<int>& cpus);
+// "NUMA node 1", "NUMA nodes 0, 1", "NUMA node ?" (none known).
+std::string NodesLabel(const std::set<int>& nodes);
+std::string NodeLabel(std::optional<int> node);
+// Sorted set operations on CPU lists.
+std::vector<int> CpuUnion(const std::vector<int>& a, const std::vector<int>& b);
+std::vector<int> CpuIntersection(const std::vector<int>& a, const std::vector<int>& b);
+std::vector<int> CpuDifference(const std::vector<int>& a, const std::vector<int>& b);
+
 // "a, b, c" (at most `limit`, then "and N more").
 std::string JoinLimited(const std::vector<std::string>& items, size_t limit = 6);
 

@@ -84,6 +84,27 @@ class Reader {
     return std::nullopt;
   }
 
+  std::optional<bool> Bool(const YAML::Node& node, const std::string& key) {
+    if (!node) return std::nullopt;
+    std::string got = node.IsScalar() ? ToLower(node.Scalar()) : "(not a scalar)";
+    if (got == "true" || got == "yes" || got == "on") return true;
+    if (got == "false" || got == "no" || got == "off") return false;
+    Fail(key, "expected true or false, got '" + got + "'");
+    return std::nullopt;
+  }
+
+  // A PCIe transfer size: a power of two from 128 to 4096 bytes.
+  std::optional<int> PcieSize(const YAML::Node& node, const std::string& key) {
+    if (!node) return std::nullopt;
+    auto size = node.IsScalar() ? ParseSize(node.Scalar()) : Result<uint64_t>(InvalidArgumentError(""));
+    for (int v = 128; v <= 4096; v *= 2) {
+      if (size.ok() && *size == static_cast<uint64_t>(v)) return v;
+    }
+    Fail(key, "expected a PCIe size of 128, 256, 512, 1024, 2048 or 4096 bytes, got '" +
+                  (node.IsScalar() ? node.Scalar() : std::string("(not a scalar)")) + "'");
+    return std::nullopt;
+  }
+
   std::optional<std::string> String(const YAML::Node& node, const std::string& key) {
     if (!node) return std::nullopt;
     if (!node.IsScalar()) {
@@ -118,7 +139,7 @@ Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view la
   p.source = std::string(label);
   Reader r{std::string(label)};
   if (!root || root.IsNull()) return InvalidArgumentError("profile " + std::string(label) + " is empty");
-  r.OnlyKeys(root, "", {"schema", "name", "description", "gpus", "nics", "network", "roce", "system", "perf"});
+  r.OnlyKeys(root, "", {"schema", "name", "description", "gpus", "nics", "network", "roce", "system", "memory", "perf"});
   RETURN_IF_ERROR(r.status());
   if (auto schema = r.String(root["schema"], "schema"); schema && *schema != "fabcheck.profile/v1") {
     r.Fail("schema", "expected fabcheck.profile/v1, got '" + *schema + "'");
@@ -133,7 +154,8 @@ Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view la
     if (auto v = r.Int(g["pcie_width"], "gpus.pcie_width", 1, 32)) p.gpu_pcie_width = static_cast<int>(*v);
   }
   if (auto n = root["nics"]) {
-    r.OnlyKeys(n, "nics", {"count", "devices", "link_layer", "rate_gbps", "pcie_gen", "pcie_width"});
+    r.OnlyKeys(n, "nics", {"count", "devices", "link_layer", "rate_gbps", "pcie_gen", "pcie_width", "max_payload",
+                           "max_read_request", "relaxed_ordering"});
     if (auto v = r.Int(n["count"], "nics.count", 0, 64)) p.nic_count = static_cast<int>(*v);
     if (auto d = n["devices"]) {
       if (!d.IsSequence()) {
@@ -152,6 +174,9 @@ Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view la
     p.rate_gbps = r.Number(n["rate_gbps"], "nics.rate_gbps", 1, 3200);
     if (auto v = r.Int(n["pcie_gen"], "nics.pcie_gen", 1, 6)) p.nic_pcie_gen = static_cast<int>(*v);
     if (auto v = r.Int(n["pcie_width"], "nics.pcie_width", 1, 32)) p.nic_pcie_width = static_cast<int>(*v);
+    p.nic_max_payload = r.PcieSize(n["max_payload"], "nics.max_payload");
+    p.nic_max_read_request = r.PcieSize(n["max_read_request"], "nics.max_read_request");
+    p.nic_relaxed_ordering = r.Bool(n["relaxed_ordering"], "nics.relaxed_ordering");
   }
   if (auto n = root["network"]) {
     r.OnlyKeys(n, "network", {"mtu"});
@@ -174,6 +199,27 @@ Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view la
         r.Fail("system.min_memlock", "expected a size such as 64M or 'unlimited', got '" + text + "'");
       }
     }
+  }
+  if (auto n = root["memory"]) {
+    r.OnlyKeys(n, "memory", {"hugepages", "thp", "numa_balancing"});
+    if (auto h = n["hugepages"]) {
+      if (!h.IsMap()) {
+        r.Fail("memory.hugepages", "expected a map of page size to minimum page count, e.g. {2M: 1024, 1G: 16}");
+      } else {
+        for (const auto& kv : h) {
+          std::string size_text = kv.first.Scalar();
+          std::string key = "memory.hugepages." + size_text;
+          auto size = ParseSize(size_text);
+          if (!size.ok() || *size < 4096 || *size % 1024 != 0) {
+            r.Fail(key, "expected a page size such as 2M or 1G");
+            continue;
+          }
+          if (auto count = r.Int(kv.second, key, 0, 1ll << 40)) p.min_hugepages[*size / 1024] = *count;
+        }
+      }
+    }
+    p.thp = r.OneOf(n["thp"], "memory.thp", {"always", "madvise", "never"});
+    p.numa_balancing = r.Bool(n["numa_balancing"], "memory.numa_balancing");
   }
   if (auto n = root["perf"]) {
     r.OnlyKeys(n, "perf", {"pass_fraction"});

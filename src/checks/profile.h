@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +34,10 @@ struct Profile {
   std::optional<double> rate_gbps;
   std::optional<int> nic_pcie_gen;
   std::optional<int> nic_pcie_width;
+  // PCIe Device Control of the compute NICs (bytes; powers of two 128..4096).
+  std::optional<int> nic_max_payload;
+  std::optional<int> nic_max_read_request;
+  std::optional<bool> nic_relaxed_ordering;
   // network:
   std::optional<int> mtu;
   // roce:
@@ -40,6 +45,10 @@ struct Profile {
   std::optional<std::string> trust;          // "dscp" or "pcp"
   // system:
   std::optional<uint64_t> min_memlock_bytes;  // UINT64_MAX = unlimited
+  // memory: what the node must have (without these the memory check only reports facts)
+  std::map<uint64_t, uint64_t> min_hugepages;  // page size in kB -> minimum nr_hugepages (node-wide)
+  std::optional<std::string> thp;              // transparent hugepages: "always", "madvise" or "never"
+  std::optional<bool> numa_balancing;          // automatic NUMA balancing on (true) or off (false)
   // perf: (the ladder's L3)
   std::optional<double> perf_pass_fraction;   // pass line as a fraction of the expected bandwidth (default 0.9)
 

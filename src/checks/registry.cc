@@ -10,6 +10,7 @@ extern const Check kNodeCount, kPortDown, kPortRateLow, kPortLinkLayer, kPcieDow
 extern const Check kNetdevDown, kNetdevMtuMismatch, kRoceNoIpv4, kRoceGidNoV2;
 extern const Check kRocePfcOff, kRocePfcMismatch, kRoceEcnOff, kRoceTrustPcp;
 extern const Check kGdrNoPeerMemory, kPcieAcsRedirect, kIommuTranslating;
+extern const Check kIrqAffinity, kCpuFrequency, kMemHugepages, kPcieDevctl, kCpuPinning;
 extern const Check kSysMemlockLow, kSysUverbsMissing, kSysCapIpcLock, kSysRdmaNetns;
 extern const Check kNcclIbDisabled, kNcclSocketIfname, kNcclIbHca, kNcclGidIndex, kNcclNetGdrLevel;
 
@@ -20,6 +21,7 @@ const std::vector<const Check*>& AllChecks() {
       &kNetdevDown,      &kNetdevMtuMismatch, &kRoceNoIpv4,       &kRoceGidNoV2,
       &kRocePfcOff,      &kRocePfcMismatch,  &kRoceEcnOff,        &kRoceTrustPcp,
       &kGdrNoPeerMemory, &kPcieAcsRedirect,  &kIommuTranslating,
+      &kIrqAffinity,     &kCpuFrequency,     &kMemHugepages,      &kPcieDevctl,       &kCpuPinning,
       &kSysMemlockLow,   &kSysUverbsMissing, &kSysCapIpcLock,     &kSysRdmaNetns,
       &kNcclIbDisabled,  &kNcclSocketIfname, &kNcclIbHca,         &kNcclGidIndex,     &kNcclNetGdrLevel,
   };

@@ -15,7 +15,7 @@ namespace fabcheck::checks {
 const std::vector<const Check*>& AllChecks();
 const Check* FindCheck(std::string_view id);
 
-// --only: rung names (L1, L2, RoCE, GDR, container, NCCL; any case) and check
+// --only: rung names (L1, L2, RoCE, GDR, host, container, NCCL; any case) and check
 // IDs, comma separated, in any mix. Empty selects everything. An unknown name
 // is an InvalidArgument error listing the valid ones.
 Result<std::vector<const Check*>> SelectChecks(const std::vector<std::string>& only);

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "checks/registry.h"
 #include "inventory/inventory.h"
+#include "sys/irq.h"
 
 namespace fabcheck::checks {
 
@@ -65,6 +66,7 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
   ctx.profile = profile ? &*profile : nullptr;
   ctx.env = &env;
   ctx.evidence_complete = EvidenceComplete(root);
+  ctx.host_evidence_complete = HostEvidenceComplete(root);
 
   model::DoctorReport report;
   report.fabcheck_version = fabcheck_version;
@@ -86,6 +88,7 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
 
 void ReadEvidence(const sys::SysRoot& root) {
   root.RecordMeta(kEvidenceMeta, "{\"reader\": \"doctor\"}\n");
+  root.RecordMeta(kHostEvidenceMeta, "{\"reader\": \"doctor\", \"host\": true}\n");
   EnvSources sources;
   auto env = LoadNcclEnv(root, sources);
   inventory::ReadOptions read_options;
@@ -97,7 +100,14 @@ void ReadEvidence(const sys::SysRoot& root) {
   NcclEnv empty;
   ctx.env = env.ok() ? &*env : &empty;
   ctx.evidence_complete = true;
+  ctx.host_evidence_complete = true;
   (void)RunChecks(ctx, AllChecks());
+  // irq.affinity reads the affinity of the NICs' vectors only; the capture
+  // keeps every vector's, so one named in a way the matcher does not know (a
+  // new driver) can still be looked at offline.
+  if (auto interrupts = sys::ReadInterrupts(root); interrupts.ok()) {
+    for (const auto& v : interrupts->vectors) (void)sys::ReadIrqAffinity(root, v.irq);
+  }
 }
 
 }  // namespace fabcheck::checks

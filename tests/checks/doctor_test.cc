@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "checks/pci_config.h"
+#include "sys/pci_config.h"
 #include "checks/registry.h"
 #include "checks/runner.h"
 #include "inventory/inventory.h"
@@ -16,6 +16,13 @@
 
 namespace fabcheck::checks {
 namespace {
+
+using sys::FindAcs;
+using sys::FormatAcsFlags;
+using sys::kAcsCompletionRedirect;
+using sys::kAcsRequestRedirect;
+using sys::kAcsSourceValidation;
+using sys::kAcsUpstreamForwarding;
 
 namespace fs = std::filesystem;
 using model::Severity;

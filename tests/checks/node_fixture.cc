@@ -78,6 +78,161 @@ std::string NodeFixture::ConfigSpaceWithAcs(uint16_t cap, uint16_t ctl) {
   return c;
 }
 
+uint16_t NodeFixture::DevCtl(int mps, int mrrs, bool relaxed_ordering) {
+  auto code = [](int bytes) {
+    int n = 0;
+    while ((128 << n) < bytes && n < 5) ++n;
+    return n;
+  };
+  // Error reporting (NonFatal, Fatal, UnsupReq), ExtTag and NoSnoop on, as mlx5 and nvidia leave them.
+  uint16_t v = 0x000e | (1u << 8) | (1u << 11);
+  if (relaxed_ordering) v |= 1u << 4;
+  v |= static_cast<uint16_t>(code(mps) << 5);
+  v |= static_cast<uint16_t>(code(mrrs) << 12);
+  return v;
+}
+
+std::string NodeFixture::EndpointConfigSpace(uint16_t vendor, uint16_t device, int mps_supported, uint16_t devctl,
+                                             int ats_control) {
+  std::string c(4096, '\0');
+  auto put16 = [&](size_t at, uint16_t v) {
+    c[at] = static_cast<char>(v & 0xff);
+    c[at + 1] = static_cast<char>(v >> 8);
+  };
+  auto put32 = [&](size_t at, uint32_t v) {
+    for (int b = 0; b < 4; ++b) c[at + b] = static_cast<char>((v >> (8 * b)) & 0xff);
+  };
+  put16(0x00, vendor);
+  put16(0x02, device);
+  put16(0x06, 0x0010);  // status: capability list
+  c[0x34] = 0x40;
+  c[0x40] = 0x01; c[0x41] = 0x50;  // power management -> MSI-X
+  c[0x50] = 0x11; c[0x51] = 0x60;  // MSI-X -> PCI Express (last)
+  c[0x60] = 0x10; c[0x61] = 0x00;
+  put16(0x62, 0x0002);  // version 2, endpoint
+  int mps_code = 0;
+  while ((128 << mps_code) < mps_supported && mps_code < 5) ++mps_code;
+  put32(0x64, 0x10008000u | static_cast<uint32_t>(mps_code));  // DevCap: RBER, FLR, MPS supported
+  put16(0x68, devctl);
+  // Extended: AER at 0x100, then ATS at 0x150 when present.
+  put32(0x100, 0x0001u | (0x2u << 16) | (ats_control >= 0 ? (0x150u << 20) : 0u));
+  if (ats_control >= 0) {
+    put32(0x150, 0x000Fu | (0x1u << 16));
+    put16(0x154, 0x0020);  // ATS capability: page aligned requests
+    put16(0x156, static_cast<uint16_t>(ats_control));
+  }
+  return c;
+}
+
+int NodeFixture::NicIrq(int nic, int vector) const { return 100 + 8 * nic + vector; }
+
+std::string NodeFixture::NodeCpus(int numa) const { return numa == 0 ? "0-55,112-167" : "56-111,168-223"; }
+
+void NodeFixture::SetIrqAffinity(int irq, const std::string& cpus) {
+  Write("proc/irq/" + std::to_string(irq) + "/smp_affinity_list", cpus + "\n");
+}
+
+void NodeFixture::SetGovernor(int first_cpu, int last_cpu, const std::string& governor) {
+  for (int cpu = first_cpu; cpu <= last_cpu; ++cpu) {
+    Write(fmt::format("sys/devices/system/cpu/cpu{}/cpufreq/scaling_governor", cpu), governor + "\n");
+  }
+}
+
+void NodeFixture::SetCpusAllowed(const std::string& cpus) {
+  Write("proc/self/status", "Name:\tfabcheck\nUmask:\t0022\nState:\tR (running)\nCapInh:\t0000000000000000\n"
+                            "CapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\n"
+                            "Cpus_allowed_list:\t" + cpus + "\nMems_allowed_list:\t0-1\n");
+  Write("sys/fs/cgroup/system.slice/fabcheck.service/cpuset.cpus.effective", cpus + "\n");
+}
+
+void NodeFixture::BuildHost() {
+  const int numa_nodes = 2;
+  for (int n = 0; n < numa_nodes; ++n) {
+    std::string node = fmt::format("sys/devices/system/node/node{}", n);
+    Write(node + "/cpulist", NodeCpus(n) + "\n");
+    Write(node + "/hugepages/hugepages-2048kB/nr_hugepages", "2048\n");
+    Write(node + "/hugepages/hugepages-2048kB/free_hugepages", "2000\n");
+    Write(node + "/hugepages/hugepages-1048576kB/nr_hugepages", "0\n");
+    Write(node + "/hugepages/hugepages-1048576kB/free_hugepages", "0\n");
+  }
+  Write("sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "4096\n");
+  Write("sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "4000\n");
+  Write("sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "0\n");
+  Write("sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages", "0\n");
+  Write("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+  Write("proc/sys/kernel/numa_balancing", "0\n");
+
+  // CPUs: performance governor, C6 disabled (a tuned node).
+  Write("sys/devices/system/cpu/online", fmt::format("0-{}\n", kCpus - 1));
+  Write("sys/devices/system/cpu/cpuidle/current_driver", "intel_idle\n");
+  SetGovernor(0, kCpus - 1, "performance");
+  for (int cpu = 0; cpu < kCpus; ++cpu) {
+    std::string dir = fmt::format("sys/devices/system/cpu/cpu{}", cpu);
+    Write(dir + "/cpufreq/scaling_driver", "intel_pstate\n");
+    const struct {
+      const char* name;
+      int latency;
+      int disable;
+    } states[] = {{"POLL", 0, 0}, {"C1", 2, 0}, {"C6", 170, 1}};
+    for (int k = 0; k < 3; ++k) {
+      std::string st = dir + "/cpuidle/state" + std::to_string(k);
+      Write(st + "/name", std::string(states[k].name) + "\n");
+      Write(st + "/latency", std::to_string(states[k].latency) + "\n");
+      Write(st + "/disable", std::to_string(states[k].disable) + "\n");
+    }
+  }
+
+  // /proc/interrupts: the timer, each NIC's mlx5_async0 and mlx5_comp0..3, and
+  // the architecture rows. Even NICs in the chip style of Linux >= 6.2
+  // ("PCI-MSIX-<bdf>"), odd ones in the older "IR-PCI-MSI <hwirq>" style.
+  std::string text = "      ";
+  for (int cpu = 0; cpu < kCpus; ++cpu) text += fmt::format(" {:>10}", fmt::format("CPU{}", cpu));
+  text += "\n";
+  auto row = [&](const std::string& label, int hot_cpu, const std::string& tail) {
+    text += fmt::format("{:>4}:", label);
+    for (int cpu = 0; cpu < kCpus; ++cpu) text += fmt::format(" {:>10}", cpu == hot_cpu ? 123456 : 0);
+    text += " " + tail + "\n";
+  };
+  row("0", 0, " IO-APIC   2-edge      timer");
+  SetIrqAffinity(0, fmt::format("0-{}", kCpus - 1));
+  for (int i = 0; i < spec_.pairs; ++i) {
+    int numa = i < spec_.pairs / 2 ? 0 : 1;
+    int first_local = numa == 0 ? 0 : 56;
+    for (int k = 0; k < kVectorsPerNic; ++k) {
+      int irq = NicIrq(i, k);
+      std::string action = (k == 0 ? std::string("mlx5_async0") : fmt::format("mlx5_comp{}", k - 1)) + "@pci:" +
+                           NicBdf(i);
+      std::string chip = i % 2 == 0 ? fmt::format("PCI-MSIX-{} {}-edge", NicBdf(i), k)
+                                    : fmt::format("IR-PCI-MSI {}-edge", (Rc(i) + 4) * 524288 + k);
+      int cpu = k == 0 ? first_local : first_local + k - 1;
+      row(std::to_string(irq), cpu, chip + "      " + action);
+      SetIrqAffinity(irq, k == 0 ? NodeCpus(numa) : std::to_string(cpu));
+    }
+  }
+  text += fmt::format("{:>4}:", "NMI");
+  for (int cpu = 0; cpu < kCpus; ++cpu) text += fmt::format(" {:>10}", 3);
+  text += "   Non-maskable interrupts\n";
+  text += fmt::format("{:>4}:", "LOC");
+  for (int cpu = 0; cpu < kCpus; ++cpu) text += fmt::format(" {:>10}", 99999);
+  text += "   Local timer interrupts\n";
+  text += " ERR:          0\n MIS:          0\n";
+  Write("proc/interrupts", text);
+
+  // irqbalance stopped and disabled (the NIC vectors are pinned by hand);
+  // the process and its service run on every CPU.
+  Write("proc/1/comm", "systemd\n");
+  Write("proc/1042/comm", "sshd\n");
+  Write("etc/systemd/system/multi-user.target.wants/ssh.service", "");
+  SetCpusAllowed(fmt::format("0-{}", kCpus - 1));
+
+  // PCIe config space of the NICs (MPS 256 of 512, MRRS 4096, relaxed
+  // ordering, ATS present but off) and GPUs (MPS 256, MRRS 4096, RO on).
+  for (int i = 0; i < spec_.pairs; ++i) {
+    Write(NicPci(i) + "/config", EndpointConfigSpace(0x15b3, 0x1021, 512, DevCtl(256, 4096, true), 0x0000));
+    Write(GpuPci(i) + "/config", EndpointConfigSpace(0x10de, 0x2335, 256, DevCtl(256, 4096, true)));
+  }
+}
+
 void NodeFixture::AddFunction(const std::string& devpath, const std::string& cls, const std::string& vendor,
                               const std::string& device, int numa, const std::string& speed, int width) {
   std::string dir = "sys/devices/" + devpath;
@@ -209,8 +364,10 @@ void NodeFixture::Build() {
         "eno1\t00000000\t0101A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n"
         "eno1\t0001A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
   if (spec_.with_addresses) WriteAddresses();
+  if (spec_.with_host) BuildHost();
   // Marks the tree as holding the doctor's evidence (as `fabcheck snapshot` does).
   Write("fabcheck/doctor/evidence.json", "{\"reader\": \"doctor\"}\n");
+  if (spec_.with_host) Write("fabcheck/doctor/host-evidence.json", "{\"reader\": \"doctor\", \"host\": true}\n");
 }
 
 void NodeFixture::WriteAddresses() {

@@ -17,6 +17,12 @@ struct NodeSpec {
   bool with_dcb = true;          // record dcbnl answers (PFC on priority 3, DSCP trust) for RoCE
   bool with_ecn = true;          // OFED ecn/ files for RoCE
   bool with_addresses = true;    // /fabcheck/addresses.json
+  // Host tuning as a tuned node has it: NUMA nodes, /proc/interrupts with each
+  // NIC's mlx5 vectors pinned to its local CPUs, the performance governor, C6
+  // disabled, 2 MiB HugePages, THP madvise, NUMA balancing off, PCIe config
+  // space with MPS 256 / MRRS 4096 / relaxed ordering on the NICs and GPUs, a
+  // process allowed on every CPU. Off: none of these files exist.
+  bool with_host = true;
 };
 
 // Where fixtures go: /dev/shm when writable (thousands of small files; on a
@@ -53,12 +59,29 @@ class NodeFixture {
   void SetDcb(int nic, int pfc_en, bool dscp_trust);
   // A PCIe bridge config space with an ACS capability (ctl = enabled bits).
   static std::string ConfigSpaceWithAcs(uint16_t cap, uint16_t ctl);
+  // An endpoint's config space (4096 bytes): PM and MSI-X capabilities, then
+  // PCI Express with DevCap MPS `mps_supported` and DevCtl `devctl`; an ATS
+  // extended capability when `ats_control` >= 0.
+  static std::string EndpointConfigSpace(uint16_t vendor, uint16_t device, int mps_supported, uint16_t devctl,
+                                         int ats_control = -1);
+  // Device Control bits for MPS, MRRS (bytes) and relaxed ordering.
+  static uint16_t DevCtl(int mps, int mrrs, bool relaxed_ordering);
+
+  // Host tuning (with_host).
+  static constexpr int kCpus = 224;              // 2 sockets x 56 cores x 2 threads
+  static constexpr int kVectorsPerNic = 5;       // mlx5_async0 + mlx5_comp0..3
+  int NicIrq(int nic, int vector) const;         // 100 + 8 * nic + vector
+  std::string NodeCpus(int numa) const;          // "0-55,112-167" / "56-111,168-223"
+  void SetIrqAffinity(int irq, const std::string& cpus);
+  void SetGovernor(int first_cpu, int last_cpu, const std::string& governor);
+  void SetCpusAllowed(const std::string& cpus);
 
  private:
   void Build();
   void AddFunction(const std::string& devpath, const std::string& cls, const std::string& vendor,
                    const std::string& device, int numa, const std::string& speed, int width);
   void WriteAddresses();
+  void BuildHost();
 
   std::filesystem::path dir_;
   NodeSpec spec_;

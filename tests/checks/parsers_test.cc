@@ -11,13 +11,20 @@
 
 #include "checks/dcb.h"
 #include "checks/env.h"
-#include "checks/pci_config.h"
+#include "sys/pci_config.h"
 #include "checks/proc.h"
 #include "checks/profile.h"
 #include "node_fixture.h"
 
 namespace fabcheck::checks {
 namespace {
+
+using sys::FindAcs;
+using sys::FormatAcsFlags;
+using sys::kAcsCompletionRedirect;
+using sys::kAcsRequestRedirect;
+using sys::kAcsSourceValidation;
+using sys::kAcsUpstreamForwarding;
 
 // ---- PCI config space --------------------------------------------------------
 

@@ -1,5 +1,5 @@
 // `fabcheck doctor`: every local check of rungs L1-L2, RoCE QoS, GPUDirect
-// prerequisites, container limits and NCCL settings on one node.
+// prerequisites, host tuning, container limits and NCCL settings on one node.
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -52,7 +52,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "doctor",
       "Check one node for everything that silently breaks RDMA: ports, PCIe, GPU-NIC topology, MTU, GIDs,\n"
-      "RoCE QoS (PFC/ECN/trust), GPUDirect prerequisites, container limits and NCCL settings");
+      "RoCE QoS (PFC/ECN/trust), GPUDirect prerequisites, host tuning (IRQ affinity, CPU governor, HugePages,\n"
+      "PCIe device control, CPU pinning), container limits and NCCL settings");
   auto flags = std::make_shared<DoctorFlags>();
   fabcheck::app::Tunables(cmd, "doctor")
       .Path("--sysroot", flags->options.sysroot,
@@ -60,9 +61,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
             "capture from `fabcheck snapshot -o FILE.tar.gz`");
   cmd->add_option("--profile", flags->options.profile,
                   "Expected hardware of the machine type (YAML, see profiles/): GPU and NIC counts, link layer,\n"
-                  "rate, PCIe generation/width, MTU, PFC priority. Without it expectations come from the node");
+                  "rate, PCIe generation/width and device control, MTU, PFC priority, HugePages/THP/NUMA\n"
+                  "balancing (docs/profiles.md). Without it expectations come from the node");
   cmd->add_option("--only", flags->options.only,
-                  "Run only these rungs (L1, L2, RoCE, GDR, container, NCCL) and/or check IDs, comma separated")
+                  "Run only these rungs (L1, L2, RoCE, GDR, host, container, NCCL) and/or check IDs, comma separated")
       ->delimiter(',');
   cmd->add_option("--env-file", flags->options.env_files,
                   "Check a job's NCCL settings before launch: a file of KEY=VALUE lines (repeatable; they\n"
@@ -90,7 +92,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
 const bool kRegistered = fabcheck::app::RegisterCommand({"doctor", 20, &Setup});
 
 // Snapshots carry what the checks read (config space, /proc/self/*, dcbnl
-// answers, /etc/nccl.conf), so `doctor --sysroot capture` sees the same.
+// answers, /etc/nccl.conf, /proc/interrupts and /proc/irq, cpufreq and
+// cpuidle, hugepages, THP, numa_balancing), so `doctor --sysroot capture`
+// sees the same.
 const bool kSnapshotRegistered =
     fabcheck::inventory::RegisterSnapshotReader("doctor", [](const fabcheck::sys::SysRoot& root) {
       fabcheck::checks::ReadEvidence(root);

@@ -75,9 +75,12 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_flag("--json", options->json, "Print the capture's info (host, kernel, time, version, counts) as JSON");
   cmd->footer(
       "Records exactly the files the readers read (class/infiniband, class/net, the PCI devices\n"
-      "and their bridges, devices/system/node, /proc/sys/kernel), the IP addresses, the\n"
-      "libibverbs and NVML answers, and /fabcheck/capture.json (host, kernel, UTC time,\n"
-      "fabcheck version). Never reads config space, resource, rom or vpd files.\n"
+      "and their bridges, devices/system/node, /proc/sys/kernel), what doctor's checks read (PCI\n"
+      "config space of the NICs, GPUs and bridges between them, /proc/interrupts and every\n"
+      "/proc/irq/N/smp_affinity_list, cpufreq governors and cpuidle states, hugepages, THP mode,\n"
+      "numa_balancing, /proc/self/status, limits and cgroup), the IP addresses, the libibverbs and\n"
+      "NVML answers, and /fabcheck/capture.json (host, kernel, UTC time, fabcheck version).\n"
+      "Never reads resource, rom or vpd files. Config space beyond 64 bytes needs root.\n"
       "\n"
       "Examples:\n"
       "  fabcheck snapshot -o $(hostname).tar.gz\n"

@@ -8,10 +8,14 @@
 
 #include "checks/check.h"
 #include "checks/facts.h"
-#include "checks/pci_config.h"
+#include "sys/pci_config.h"
 
 namespace fabcheck::checks {
 namespace {
+
+using sys::AcsInfo;
+using sys::FindAcs;
+using sys::FormatAcsFlags;
 
 // The bridges below the deepest common bridge of two paths (root first):
 // the downstream ports a peer-to-peer transfer passes, where ACS applies.
@@ -42,8 +46,8 @@ void Run(const Context& ctx, Reporter& out) {
   auto acs = [&](const std::string& bdf) -> const Result<std::optional<AcsInfo>>& {
     auto it = cache.find(bdf);
     if (it != cache.end()) return it->second;
-    std::string path = "/sys/bus/pci/devices/" + bdf + "/config";
-    auto bytes = ctx.root->ReadFile(path);
+    std::string path = sys::PciConfigPath(bdf);
+    auto bytes = sys::ReadPciConfig(*ctx.root, bdf);
     Result<std::optional<AcsInfo>> r =
         bytes.ok() ? FindAcs(*bytes) : Result<std::optional<AcsInfo>>(bytes.status());
     if (!r.ok()) r = Status(r.status().code(), path + ": " + r.status().message());
