@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -120,6 +121,39 @@ TEST(DoctorCommandTest, ThisMachineWithoutRdmaIsNotAlarming) {
     }
   }
   EXPECT_NE(o.code, 2) << o.out;
+}
+
+// The host rung live: every check says what it read on this machine, and a
+// file the kernel does not expose here is info/unknown with the reason.
+TEST(DoctorCommandTest, HostRungOnThisMachineSaysWhatItRead) {
+  auto o = RunFabcheck("doctor --json --no-process-env --only host");
+  auto j = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << o.out;
+  std::map<std::string, std::string> text;  // id -> every message and evidence line
+  for (const auto& f : j["findings"]) {
+    EXPECT_NE(f["severity"], "fail") << f.dump();
+    std::string& t = text[f["id"].get<std::string>()];
+    t += f["message"].get<std::string>() + "\n";
+    for (const auto& e : f["evidence"]) t += e.get<std::string>() + "\n";
+  }
+  for (const char* id : {"irq.affinity", "cpu.frequency", "mem.hugepages", "pcie.devctl", "cpu.pinning"}) {
+    EXPECT_TRUE(text.count(id)) << id << " said nothing:\n" << o.out;
+  }
+  if (fs::exists("/proc/interrupts")) {
+    EXPECT_NE(text["irq.affinity"].find("/proc/interrupts"), std::string::npos) << text["irq.affinity"];
+  } else {
+    std::printf("[ SKIPPED  ] irq part: this machine has no /proc/interrupts\n");
+  }
+  if (fs::exists("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")) {
+    EXPECT_NE(text["cpu.frequency"].find("scaling_governor"), std::string::npos) << text["cpu.frequency"];
+  } else {
+    std::printf("[ SKIPPED  ] governor part: this machine has no cpufreq (checked that the reason is given)\n");
+    EXPECT_NE(text["cpu.frequency"].find("no frequency governor to check"), std::string::npos) << text["cpu.frequency"];
+  }
+  if (fs::exists("/sys/kernel/mm/transparent_hugepage/enabled")) {
+    EXPECT_NE(text["mem.hugepages"].find("transparent hugepages: "), std::string::npos) << text["mem.hugepages"];
+  }
+  EXPECT_NE(text["cpu.pinning"].find("Cpus_allowed_list"), std::string::npos) << text["cpu.pinning"];
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "checks/dcb.h"
 #include "checks/env.h"
@@ -249,6 +250,39 @@ TEST(ProfileTest, InvalidValuesNameTheKey) {
     EXPECT_NE(p.status().message().find("bad.yaml"), std::string::npos);
   }
   EXPECT_FALSE(ParseProfile("nics: [unclosed", "x.yaml").ok());
+}
+
+TEST(ProfileTest, HostKeys) {
+  auto p = ParseProfile(R"(nics: {max_payload: 256, max_read_request: 4K, relaxed_ordering: true}
+memory:
+  hugepages: {2M: 8192, 1G: 16}
+  thp: MADVISE
+  numa_balancing: off
+)", "host.yaml");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->nic_max_payload, 256);
+  EXPECT_EQ(p->nic_max_read_request, 4096);
+  EXPECT_EQ(p->nic_relaxed_ordering, true);
+  EXPECT_EQ(p->min_hugepages, (std::map<uint64_t, uint64_t>{{2048, 8192}, {1048576, 16}}));
+  EXPECT_EQ(p->thp, "madvise");
+  EXPECT_EQ(p->numa_balancing, false);
+  struct Bad {
+    const char* yaml;
+    const char* key;
+  };
+  for (const Bad& b : {Bad{"nics: {max_read_request: 300}", "nics.max_read_request"},
+                       Bad{"nics: {max_payload: 8192}", "nics.max_payload"},
+                       Bad{"nics: {relaxed_ordering: maybe}", "nics.relaxed_ordering"},
+                       Bad{"memory: {hugepages: {3X: 1}}", "memory.hugepages.3X"},
+                       Bad{"memory: {hugepages: {2M: -1}}", "memory.hugepages.2M"},
+                       Bad{"memory: {hugepages: 1024}", "memory.hugepages"},
+                       Bad{"memory: {thp: sometimes}", "memory.thp"},
+                       Bad{"memory: {numa_balancing: 2}", "memory.numa_balancing"},
+                       Bad{"memory: {hugepage: {2M: 1}}", "memory.hugepage"}}) {
+    auto bad = ParseProfile(b.yaml, "bad.yaml");
+    ASSERT_FALSE(bad.ok()) << b.yaml;
+    EXPECT_NE(bad.status().message().find(b.key), std::string::npos) << bad.status().message();
+  }
 }
 
 TEST(ProfileTest, ASectionOfAnotherShapeIsAnErrorNotAThrow) {
