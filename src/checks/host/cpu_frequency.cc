@@ -23,7 +23,7 @@ bool PowerSaving(const std::string& governor) {
 constexpr int kDeepLatencyUs = 20;
 
 constexpr const char* kOldCapture =
-    "a capture taken before fabcheck read cpufreq and cpuidle holds neither: take it again with `fabcheck snapshot`";
+    "this capture was taken before fabcheck recorded cpufreq and cpuidle (take it again with `fabcheck snapshot`)";
 
 struct Interest {
   std::vector<int> cpus;  // CPUs local to any NIC or GPU
@@ -84,7 +84,8 @@ void Run(const Context& ctx, Reporter& out) {
       out.Info("node", "no frequency governor to check: " + freq.status().message(),
                {Evidence(std::string(sys::kCpuDir) + "/online", FormatCpuList(all))});
     } else {
-      out.Unknown("node", "frequency governors unknown: " + freq.status().message(), {}, kOldCapture);
+      out.Unknown("node", "frequency governors unknown: " +
+                              (ctx.host_evidence_complete ? freq.status().message() : std::string(kOldCapture)));
     }
   } else {
     std::map<std::string, std::vector<int>> by, slow;
@@ -122,7 +123,8 @@ void Run(const Context& ctx, Reporter& out) {
     if (idle.status().code() == StatusCode::kNotFound && ctx.host_evidence_complete) {
       out.Info("node", "no idle state to check: " + idle.status().message());
     } else {
-      out.Unknown("node", "idle states unknown: " + idle.status().message(), {}, kOldCapture);
+      out.Unknown("node", "idle states unknown: " +
+                              (ctx.host_evidence_complete ? idle.status().message() : std::string(kOldCapture)));
     }
     return;
   }

@@ -11,6 +11,9 @@
 namespace fabcheck::checks {
 namespace {
 
+constexpr const char* kOldCapture =
+    "this capture was taken before fabcheck recorded the host tuning files (take it again with `fabcheck snapshot`)";
+
 // "mlx5_comp3@pci:0000:18:00.0" -> "mlx5_comp3": the address is in the object already.
 std::string ShortName(const sys::IrqVector& v) {
   std::string name = v.name.empty() ? "?" : v.name;
@@ -19,6 +22,10 @@ std::string ShortName(const sys::IrqVector& v) {
 }
 
 void ReportIrqbalance(const Context& ctx, Reporter& out, bool any_far) {
+  if (!ctx.host_evidence_complete) {
+    out.Unknown("irqbalance", "irqbalance state unknown: " + std::string(kOldCapture));
+    return;
+  }
   sys::IrqbalanceState s = sys::ReadIrqbalance(*ctx.root);
   std::string state;
   if (!s.pids.empty()) {

@@ -13,6 +13,9 @@
 namespace fabcheck::checks {
 namespace {
 
+constexpr const char* kOldCapture =
+    "this capture was taken before fabcheck recorded the memory settings (take it again with `fabcheck snapshot`)";
+
 std::string Count(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : "?"; }
 
 std::string ProfileLabel(const Context& ctx) {
@@ -27,7 +30,8 @@ void HugePages(const Context& ctx, Reporter& out) {
     if (pools.status().code() == StatusCode::kNotFound && ctx.host_evidence_complete) {
       out.Info("hugepages", pools.status().message());
     } else {
-      out.Unknown("hugepages", "HugePages unknown: " + pools.status().message());
+      out.Unknown("hugepages", "HugePages unknown: " + (ctx.host_evidence_complete ? pools.status().message()
+                                                                                   : std::string(kOldCapture)));
     }
     for (const auto& [kb, n] : want) {
       out.Unknown("hugepages-" + std::to_string(kb) + "kB",
@@ -88,7 +92,8 @@ void Thp(const Context& ctx, Reporter& out) {
   if (!mode.ok()) {
     bool absent = mode.status().code() == StatusCode::kNotFound && ctx.host_evidence_complete;
     std::string msg = absent ? "transparent hugepages are not available (no " + std::string(sys::kThpEnabled) + ")"
-                             : "transparent hugepages mode unknown: " + mode.status().message();
+                             : "transparent hugepages mode unknown: " +
+                                   (ctx.host_evidence_complete ? mode.status().message() : std::string(kOldCapture));
     if (absent && !want) {
       out.Info("thp", msg);
     } else {
@@ -116,7 +121,8 @@ void NumaBalancing(const Context& ctx, Reporter& out) {
     bool absent = value.status().code() == StatusCode::kNotFound && ctx.host_evidence_complete;
     std::string msg = absent ? "automatic NUMA balancing is not built into this kernel (no " +
                                    std::string(sys::kNumaBalancing) + ")"
-                             : "NUMA balancing unknown: " + value.status().message();
+                             : "NUMA balancing unknown: " +
+                                   (ctx.host_evidence_complete ? value.status().message() : std::string(kOldCapture));
     if (absent && !want.value_or(false)) {
       out.Info("numa-balancing", msg);
     } else {
