@@ -137,7 +137,9 @@ TEST_F(HostChecksTest, IrqVectorsOnTheFarSocketAreNamed) {
       << w->remedy;
   // Only mlx5_1 is named: the other NICs stay in the pass line.
   for (const auto& x : f) {
-    if (x.id == "irq.affinity" && x.severity == Severity::kWarn) EXPECT_EQ(x.object, w->object);
+    if (x.id == "irq.affinity" && x.severity == Severity::kWarn) {
+      EXPECT_EQ(x.object, w->object);
+    }
   }
 }
 

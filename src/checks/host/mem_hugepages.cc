@@ -88,7 +88,8 @@ void HugePages(const Context& ctx, Reporter& out) {
 
 void Thp(const Context& ctx, Reporter& out) {
   auto mode = sys::ReadThpMode(*ctx.root);
-  std::optional<std::string> want = ctx.profile ? ctx.profile->thp : std::nullopt;
+  std::optional<std::string> want;
+  if (ctx.profile) want = ctx.profile->thp;
   if (!mode.ok()) {
     bool absent = mode.status().code() == StatusCode::kNotFound && ctx.host_evidence_complete;
     std::string msg = absent ? "transparent hugepages are not available (no " + std::string(sys::kThpEnabled) + ")"
@@ -116,7 +117,8 @@ void Thp(const Context& ctx, Reporter& out) {
 
 void NumaBalancing(const Context& ctx, Reporter& out) {
   auto value = sys::ReadNumaBalancing(*ctx.root);
-  std::optional<bool> want = ctx.profile ? ctx.profile->numa_balancing : std::nullopt;
+  std::optional<bool> want;
+  if (ctx.profile) want = ctx.profile->numa_balancing;
   if (!value.ok()) {
     bool absent = value.status().code() == StatusCode::kNotFound && ctx.host_evidence_complete;
     std::string msg = absent ? "automatic NUMA balancing is not built into this kernel (no " +
