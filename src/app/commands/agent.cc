@@ -110,7 +110,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
                   "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
                   "the running node (tests and demos; perf tests still use this machine's network)");
   cmd->footer(R"(Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test,
-POST /v1/node and GET /v1/counters (what `fabcheck ladder` asks of each node).
+POST /v1/node, GET /v1/counters and POST /v1/coll (what `fabcheck ladder` asks of each node; /v1/coll
+starts this node's ranks of the L4 `fabcheck coll` job as child processes, one per GPU, one job at a time).
 
 Examples:
   fabcheck agent                                  # control on :18521, perf on :18520
