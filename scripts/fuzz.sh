@@ -85,7 +85,7 @@ prepare() {
   rm -rf "$seed"
   mkdir -p "$seed" "$fuzz_dir/corpus/$t" "$fuzz_dir/findings/$t"
   for d in $(seeds_for "$t"); do
-    find "$d" -type f ! -name '*.md' -size -1M | while read -r f; do cp "$f" "$seed/$(echo "$f" | tr '/' '_')"; done
+    find "$d" -type f ! -name '*.md' -size -1024k | while read -r f; do cp "$f" "$seed/$(echo "$f" | tr '/' '_')"; done
   done
 }
 
