@@ -9,6 +9,7 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "fabcheck/model/json_fields.h"
 #include "net/http_service.h"
 
 namespace fabcheck::coll {
@@ -452,7 +453,7 @@ Result<Meeting> TcpRankExchange::Exchange(int rank, const std::string& host, con
       return DeadlineExceededError(fmt::format(
           "{} of {} ranks arrived at the rendezvous {}:{} within {:.0f} s; missing rank{} {} (did they start? can "
           "they reach {}:{}? raise --rendezvous-timeout){}",
-          state.value("joined", 0), config_.world_size, host_, port_, timeout, missing.size() == 1 ? "" : "s",
+          model::json_fields::NumberOr(state, "joined", 0), config_.world_size, host_, port_, timeout, missing.size() == 1 ? "" : "s",
           RankList(missing), host_, port_, problems));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -9,6 +9,8 @@
 namespace fabcheck::control {
 namespace {
 
+using fabcheck::model::json_fields::Number;
+using fabcheck::model::json_fields::NumberOr;
 using fabcheck::model::json_fields::Optional;
 using fabcheck::model::json_fields::PutNullable;
 
@@ -20,7 +22,7 @@ void to_json(nlohmann::json& j, const RailInfo& r) {
 void from_json(const nlohmann::json& j, RailInfo& r) {
   r.interface = j.value("interface", "");
   r.address = j.value("address", "");
-  r.mtu = j.value("mtu", 0);
+  r.mtu = NumberOr(j, "mtu", 0);
 }
 
 void to_json(nlohmann::json& j, const AgentInfo& a) {
@@ -32,9 +34,9 @@ void from_json(const nlohmann::json& j, AgentInfo& a) {
   a.schema = j.value("schema", "");
   a.name = j.value("name", "");
   a.fabcheck_version = j.value("fabcheck_version", "");
-  a.control_port = j.value("control_port", 0);
-  a.perf_port = j.at("perf_port").get<int>();
-  a.mtu_port = j.at("mtu_port").get<int>();
+  a.control_port = NumberOr(j, "control_port", 0);
+  a.perf_port = Number<int>(j.at("perf_port"), "perf_port");
+  a.mtu_port = Number<int>(j.at("mtu_port"), "mtu_port");
   a.transports = j.value("transports", std::vector<std::string>{});
   a.rails = j.value("rails", std::vector<RailInfo>{});
   a.auth = j.value("auth", false);
@@ -60,19 +62,19 @@ void to_json(nlohmann::json& j, const PeerTestRequest& r) {
 void from_json(const nlohmann::json& j, PeerTestRequest& r) {
   r.peer = j.at("peer").get<std::string>();
   r.peer_name = j.value("peer_name", r.peer);
-  r.perf_port = j.value("perf_port", 0);
-  r.mtu_port = j.value("mtu_port", 0);
+  r.perf_port = NumberOr(j, "perf_port", 0);
+  r.mtu_port = NumberOr(j, "mtu_port", 0);
   r.source = j.value("source", "");
   r.transport = j.value("transport", "tcp");
   r.bandwidth = j.value("bandwidth", true);
   r.latency = j.value("latency", true);
   r.mtu = j.value("mtu", true);
-  r.bw_size = j.value("bw_size", uint64_t{1} << 20);
-  r.bw_duration_s = j.value("bw_duration_s", 1.0);
-  r.streams = j.value("streams", 1);
-  r.lat_size = j.value("lat_size", uint64_t{64});
-  r.lat_duration_s = j.value("lat_duration_s", 0.3);
-  r.timeout_ms = j.value("timeout_ms", 30000);
+  r.bw_size = NumberOr(j, "bw_size", uint64_t{1} << 20);
+  r.bw_duration_s = NumberOr(j, "bw_duration_s", 1.0);
+  r.streams = NumberOr(j, "streams", 1);
+  r.lat_size = NumberOr(j, "lat_size", uint64_t{64});
+  r.lat_duration_s = NumberOr(j, "lat_duration_s", 0.3);
+  r.timeout_ms = NumberOr(j, "timeout_ms", 30000);
 }
 
 void to_json(nlohmann::json& j, const PeerTestResponse& r) {
@@ -88,12 +90,12 @@ void from_json(const nlohmann::json& j, PeerTestResponse& r) {
   r.lat_median_us = Optional<double>(j, "lat_median_us");
   r.lat_p99_us = Optional<double>(j, "lat_p99_us");
   r.path_mtu = Optional<int>(j, "path_mtu");
-  r.local_mtu = j.value("local_mtu", 0);
+  r.local_mtu = NumberOr(j, "local_mtu", 0);
   r.black_hole = j.value("black_hole", false);
   r.transport = j.value("transport", "");
   r.device = j.value("device", "");
   r.errors = j.value("errors", std::vector<std::string>{});
-  r.elapsed_s = j.value("elapsed_s", 0.0);
+  r.elapsed_s = NumberOr(j, "elapsed_s", 0.0);
 }
 
 Result<PeerTestRequest> ParsePeerTestRequest(const std::string& body) {

@@ -9,6 +9,7 @@ namespace fabcheck::model {
 namespace {
 
 using json_fields::ExceptionMessage;
+using json_fields::Number;
 using json_fields::PutNullable;
 using json_fields::Read;
 using json_fields::ReadOptional;
@@ -105,7 +106,16 @@ void from_json(const nlohmann::json& j, CounterSample& v) {
   Read(j, "rung", v.rung);
   Read(j, "phase", v.phase);
   Read(j, "time_unix", v.time_unix);
-  Read(j, "values", v.values);
+  // Counter values one by one, each checked (a sample comes from anywhere).
+  v.values.clear();
+  if (auto it = j.find("values"); it != j.end() && !it->is_null()) {
+    RequireObject(*it, "a counter sample's values");
+    for (const auto& [object, counters] : it->items()) {
+      RequireObject(counters, "a counter sample's counters");
+      auto& out = v.values[object];
+      for (const auto& [name, value] : counters.items()) out[name] = Number<uint64_t>(value, name.c_str());
+    }
+  }
 }
 
 void to_json(nlohmann::json& j, const ConsistencyCheck& v) {

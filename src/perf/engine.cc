@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "base/log.h"
+#include "fabcheck/model/json_fields.h"
 #include "fabcheck/version.h"
 #include "net/auth.h"
 #include "net/hmac.h"
@@ -188,7 +189,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
                              {"nonce", nonce}},
                             "handshake", o.connect_timeout));
   ASSIGN_OR_RETURN(nlohmann::json hello, conn.Expect("hello", "handshake", o.io_timeout, kMaxFrame));
-  int protocol = hello.value("protocol", 0);
+  int protocol = model::json_fields::NumberOr(hello, "protocol", 0);
   if (protocol < kMinProtocolVersion || protocol > kProtocolVersion) {
     return FailedPreconditionError(fmt::format("{} chose protocol version {}, this client speaks {}..{}",
                                                conn.peer(), protocol, kMinProtocolVersion, kProtocolVersion));

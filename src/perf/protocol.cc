@@ -11,6 +11,7 @@
 #include "base/json_text.h"
 #include "base/strings.h"
 #include "base/units.h"
+#include "fabcheck/model/json_fields.h"
 
 namespace fabcheck::perf {
 
@@ -188,16 +189,16 @@ void to_json(nlohmann::json& j, const SideMeasurement& m) {
 }
 
 void from_json(const nlohmann::json& j, SideMeasurement& m) {
-  m.iterations = j.value("iterations", uint64_t{0});
-  m.tx_bytes = j.value("tx_bytes", uint64_t{0});
-  m.tx_messages = j.value("tx_messages", uint64_t{0});
-  m.tx_elapsed_s = j.value("tx_elapsed_s", 0.0);
-  m.tx_peak_gbps = j.value("tx_peak_gbps", 0.0);
-  m.rx_bytes = j.value("rx_bytes", uint64_t{0});
-  m.rx_messages = j.value("rx_messages", uint64_t{0});
-  m.rx_elapsed_s = j.value("rx_elapsed_s", 0.0);
-  m.rx_peak_gbps = j.value("rx_peak_gbps", 0.0);
-  m.validate_errors = j.value("validate_errors", uint64_t{0});
+  m.iterations = model::json_fields::NumberOr(j, "iterations", uint64_t{0});
+  m.tx_bytes = model::json_fields::NumberOr(j, "tx_bytes", uint64_t{0});
+  m.tx_messages = model::json_fields::NumberOr(j, "tx_messages", uint64_t{0});
+  m.tx_elapsed_s = model::json_fields::NumberOr(j, "tx_elapsed_s", 0.0);
+  m.tx_peak_gbps = model::json_fields::NumberOr(j, "tx_peak_gbps", 0.0);
+  m.rx_bytes = model::json_fields::NumberOr(j, "rx_bytes", uint64_t{0});
+  m.rx_messages = model::json_fields::NumberOr(j, "rx_messages", uint64_t{0});
+  m.rx_elapsed_s = model::json_fields::NumberOr(j, "rx_elapsed_s", 0.0);
+  m.rx_peak_gbps = model::json_fields::NumberOr(j, "rx_peak_gbps", 0.0);
+  m.validate_errors = model::json_fields::NumberOr(j, "validate_errors", uint64_t{0});
   m.validate_detail = j.value("validate_detail", "");
 }
 

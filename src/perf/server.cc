@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/units.h"
+#include "fabcheck/model/json_fields.h"
 #include "fabcheck/version.h"
 #include "perf/engine.h"
 #include "net/auth.h"
@@ -153,7 +154,7 @@ Status Server::Serve(FramedConnection& conn, Client& me, const std::string& loca
 
   // Before authentication: small frames, short timeouts, nothing allocated.
   ASSIGN_OR_RETURN(nlohmann::json hello, conn.Expect("hello", "handshake", hs, kMaxPreAuthFrame));
-  int cmin = hello.value("protocol_min", 0), cmax = hello.value("protocol_max", 0);
+  int cmin = model::json_fields::NumberOr(hello, "protocol_min", 0), cmax = model::json_fields::NumberOr(hello, "protocol_max", 0);
   std::string client_nonce = hello.value("nonce", "");
   auto version = NegotiateVersion(cmin, cmax, kMinProtocolVersion, kProtocolVersion);
   if (!version.ok()) return refuse("handshake", version.status().message());

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/units.h"
 #include "dl/cuda.h"
+#include "fabcheck/model/json_fields.h"
 #include "net/auth.h"
 #include "net/hmac.h"
 #include "perf/tcp_internal.h"
@@ -147,7 +148,7 @@ Status TcpTransport::Setup(const TestParams& params, const LocalContext& local, 
   } else {
     ASSIGN_OR_RETURN(nlohmann::json listen,
                      control.Exchange("tcp.listen", nlohmann::json::object(), local.connect_timeout));
-    int port = listen.value("port", 0);
+    int port = model::json_fields::NumberOr(listen, "port", 0);
     std::string cookie = listen.value("cookie", "");
     if (port <= 0 || port > 65535 || cookie.size() != 32) {
       return DataLossError(fmt::format("{} during tcp.listen: bad data port or cookie", control.PeerName()));

@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "base/units.h"
+#include "fabcheck/model/json_fields.h"
 #include "perf/tcp_transport.h"
 
 #include "perf/verbs/verbs_transport.h"
@@ -108,7 +109,7 @@ void EndpointToJson(nlohmann::json& j, const EndpointSpec& e) {
 EndpointSpec EndpointFromJson(const nlohmann::json& j) {
   EndpointSpec e;
   e.device = j.value("device", "");
-  e.port = j.value("port", 0);
+  e.port = model::json_fields::NumberOr(j, "port", 0);
   if (j.contains("gid_index") && !j.at("gid_index").is_null()) e.gid_index = j.at("gid_index").get<int>();
   auto mem = MemorySpec::Parse(j.value("mem", "host"));
   if (!mem.ok()) throw nlohmann::json::other_error::create(501, mem.status().message(), &j);
@@ -151,14 +152,14 @@ void from_json(const nlohmann::json& j, TestParams& p) {
   p.op = j.at("op").get<model::PerfOp>();
   p.bidir = j.value("bidir", false);
   p.sizes = j.at("sizes").get<std::vector<uint64_t>>();
-  p.iters = j.value("iters", uint64_t{0});
-  p.duration_s = j.value("duration_s", 0.0);
-  p.warmup = j.value("warmup", uint64_t{0});
-  p.streams = j.value("streams", 1);
-  p.tx_depth = j.value("tx_depth", 128);
-  p.cq_moderation = j.value("cq_moderation", 100);
-  p.inline_size = j.value("inline_size", 0);
-  p.mtu = j.value("mtu", 0);
+  p.iters = model::json_fields::NumberOr(j, "iters", uint64_t{0});
+  p.duration_s = model::json_fields::NumberOr(j, "duration_s", 0.0);
+  p.warmup = model::json_fields::NumberOr(j, "warmup", uint64_t{0});
+  p.streams = model::json_fields::NumberOr(j, "streams", 1);
+  p.tx_depth = model::json_fields::NumberOr(j, "tx_depth", 128);
+  p.cq_moderation = model::json_fields::NumberOr(j, "cq_moderation", 100);
+  p.inline_size = model::json_fields::NumberOr(j, "inline_size", 0);
+  p.mtu = model::json_fields::NumberOr(j, "mtu", 0);
   if (j.contains("tclass") && !j.at("tclass").is_null()) p.tclass = j.at("tclass").get<int>();
   if (j.contains("sl") && !j.at("sl").is_null()) p.sl = j.at("sl").get<int>();
   p.validate = j.value("validate", false);
@@ -259,11 +260,11 @@ void to_json(nlohmann::json& j, const Capabilities& c) {
 void from_json(const nlohmann::json& j, Capabilities& c) {
   c.ops = j.value("ops", std::vector<model::PerfOp>{});
   c.bidir = j.value("bidir", false);
-  c.max_streams = j.value("max_streams", 1);
-  c.max_message = j.value("max_message", uint64_t{0});
+  c.max_streams = model::json_fields::NumberOr(j, "max_streams", 1);
+  c.max_message = model::json_fields::NumberOr(j, "max_message", uint64_t{0});
   c.cuda_memory = j.value("cuda_memory", false);
   c.gpudirect = j.value("gpudirect", false);
-  c.max_inline = j.value("max_inline", 0);
+  c.max_inline = model::json_fields::NumberOr(j, "max_inline", 0);
   c.rdma_cm = j.value("rdma_cm", false);
   c.duration_mode = j.value("duration_mode", false);
   c.notes = j.value("notes", std::vector<std::string>{});

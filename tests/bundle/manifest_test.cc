@@ -161,6 +161,14 @@ TEST(LadderManifest, CounterSampleRoundTrips) {
   EXPECT_EQ(back.values["mlx5_0/1"]["port_xmit_data"], 1ull << 40);
 }
 
+TEST(LadderManifest, ACounterSampleWithAValueNoCounterHoldsIsRefused) {
+  // Found by the counter_samples fuzz target.
+  auto j = nlohmann::json::parse(R"({"member": "m", "values": {"mlx5_0/1": {"port_rcv_errors": 3.11778e66}}})");
+  EXPECT_THROW((void)j.get<model::CounterSample>(), nlohmann::json::exception);
+  auto ok = nlohmann::json::parse(R"({"member": "m", "values": {"mlx5_0/1": {"port_rcv_errors": 7}}})");
+  EXPECT_EQ(ok.get<model::CounterSample>().values["mlx5_0/1"]["port_rcv_errors"], 7u);
+}
+
 TEST(LadderManifest, VerdictNames) {
   for (auto v : {RungVerdict::kPass, RungVerdict::kWarn, RungVerdict::kFail, RungVerdict::kNotRun}) {
     EXPECT_EQ(ParseRungVerdict(RungVerdictName(v)), v);

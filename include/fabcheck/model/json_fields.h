@@ -15,8 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace fabcheck::model::json_fields {
 
@@ -43,12 +47,67 @@ inline std::string ExceptionMessage(const nlohmann::json::exception& e) {
   return what;
 }
 
+// A JSON value as the number type T, refusing what T cannot hold. nlohmann
+// converts a float to an integer with a plain cast: undefined behaviour out of
+// range (2.1e12 as an int, a port or a timeout from a hostile client) and a
+// fraction silently dropped. Throws a type_error naming `key`.
+template <typename T>
+T Number(const nlohmann::json& v, const char* key) {
+  auto refuse = [&](const std::string& why) {
+    return nlohmann::json::type_error::create(302, std::string(key) + ": " + why, &v);
+  };
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using Limits = std::numeric_limits<T>;
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.template get<uint64_t>();
+      if (u > static_cast<uint64_t>(Limits::max())) throw refuse(std::to_string(u) + " is out of range");
+      return static_cast<T>(u);
+    }
+    if (v.is_number_integer()) {
+      const int64_t i = v.template get<int64_t>();
+      if (i < static_cast<int64_t>(Limits::min()) || (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(Limits::max()))) {
+        throw refuse(std::to_string(i) + " is out of range");
+      }
+      return static_cast<T>(i);
+    }
+    if (v.is_number_float()) {
+      // Whole numbers written as floats (1e3) are accepted while exact.
+      const double d = v.template get<double>();
+      constexpr double kExact = 9007199254740992.0;  // 2^53
+      if (!std::isfinite(d) || d != std::floor(d) || d < -kExact || d > kExact ||
+          d < static_cast<double>(Limits::min()) || d > static_cast<double>(Limits::max())) {
+        throw refuse(nlohmann::json(d).dump() + " is not a whole number in range");
+      }
+      return static_cast<T>(static_cast<int64_t>(d));
+    }
+    throw refuse(std::string("must be a number, not ") + v.type_name());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) throw refuse(std::string("must be a number, not ") + v.type_name());
+    return v.template get<T>();
+  } else {
+    return v.template get<T>();
+  }
+}
+
+// j.value(key, fallback) with Number's checks: absent or null gives fallback.
+template <typename T>
+T NumberOr(const nlohmann::json& j, const char* key, T fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return Number<T>(*it, key);
+}
+
 template <typename T>
 void Read(const nlohmann::json& j, const char* key, T& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
   try {
-    out = it->template get<T>();
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      out = Number<T>(*it, key);
+    } else {
+      out = it->template get<T>();
+    }
   } catch (const nlohmann::json::exception& e) {
     throw nlohmann::json::other_error::create(501, std::string(key) + ": " + ExceptionMessage(e), &j);
   }

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "base/log.h"
+#include "fabcheck/model/json_fields.h"
 #include "perf/verbs/plan.h"
 #include "perf/verbs/verbs_transport.h"
 
@@ -215,7 +216,7 @@ Status VerbsTransport::SetupCm(ControlChannel& control) {
     RETURN_IF_ERROR(control.Exchange("verbs.cm.listen", {{"port", port}}, local_.connect_timeout).status());
   } else {
     ASSIGN_OR_RETURN(auto j, control.Exchange("verbs.cm.listen", nlohmann::json::object(), local_.connect_timeout));
-    uint16_t port = j.value("port", 0);
+    uint16_t port = model::json_fields::NumberOr(j, "port", 0);
     if (port == 0) return InvalidArgumentError("server sent no rdma_cm port");
     sockaddr_in dst;
     RETURN_IF_ERROR(make_addr(local_.control_peer_addr, port, &dst));
