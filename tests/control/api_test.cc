@@ -18,7 +18,7 @@ TEST(ControlApi, NumbersOutOfTheirFieldsRangeAreRefusedByName) {
   EXPECT_FALSE(ParsePeerTestRequest(R"({"peer": "10.0.0.1", "perf_port": 1.5})").ok());
   EXPECT_FALSE(ParsePeerTestRequest(R"({"peer": "10.0.0.1", "bw_size": -1})").ok());
   // A whole number written as a float is still that number.
-  auto fine = ParsePeerTestRequest(R"({"peer": "10.0.0.1", "perf_port": 18520, "timeout_ms": 2e4, "bw_size": 65536})");
+  auto fine = ParsePeerTestRequest(R"({"peer": "10.0.0.1", "perf_port": 18520, "mtu_port": 18521, "timeout_ms": 2e4, "bw_size": 65536})");
   ASSERT_TRUE(fine.ok()) << fine.status().message();
   EXPECT_EQ(fine->timeout_ms, 20000);
   EXPECT_EQ(fine->bw_size, 65536u);
