@@ -32,7 +32,7 @@ else
     fail "ladder: the server VM's agent did not answer at $LAB_IP_B:$AGENT_PORT"
   else
     timeout 400 "$FABCHECK" ladder --agents "$LAB_IP_A:$AGENT_PORT,$LAB_IP_B:$AGENT_PORT" --rungs L2.path,L3 \
-      --pass-fraction 0.01 --test-timeout 120s --no-snapshot --out /tmp/ladder-bundle --json \
+      --pass-fraction 0.01 --test-timeout 120s --bw-size 64K --no-snapshot --out /tmp/ladder-bundle --json \
       >/tmp/ladder.json 2>/tmp/ladder.err
     rc=$?
     say "ladder exit $rc: $(tail -2 /tmp/ladder.err | tr '\n' ' ')"
