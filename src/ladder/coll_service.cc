@@ -137,7 +137,11 @@ Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
 
   ASSIGN_OR_RETURN(std::unique_ptr<TempDir> dir, TempDir::Create("fabcheck-l4"));
   const std::string logs = dir->path() + "/nccl";
-  RETURN_IF_ERROR(coll::SetupNcclLogging(logs));
+  // Only the folder: the ranks get NCCL's logging variables in their own
+  // environment below (setenv in this threaded server would race).
+  std::error_code ec;
+  std::filesystem::create_directories(logs, ec);
+  if (ec) return UnavailableError("cannot create " + logs + " for NCCL's log: " + ec.message() + " (is TMPDIR full?)");
   coll::LaunchSpec spec;
   spec.nprocs = r.nprocs;
   spec.first_rank = r.first_rank;
