@@ -26,12 +26,6 @@ struct MemberRun {
   std::string error;  // the call failed
 };
 
-std::string SafeName(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
-  return out.empty() ? "log" : out;
-}
-
 }  // namespace
 
 void RunCollRung(Run& run, const std::vector<std::string>& ids, model::RungResult& r) {
@@ -124,7 +118,7 @@ void RunCollRung(Run& run, const std::vector<std::string>& ids, model::RungResul
     if (a.contains("nccl_logs") && a["nccl_logs"].is_object()) {
       for (const auto& [name, text] : a["nccl_logs"].items()) {
         if (!text.is_string()) continue;
-        const std::string path = dir + "/" + SafeName(name);
+        const std::string path = dir + "/" + bundle::SafeSegment(name);
         parser.AddText(text.get_ref<const std::string&>(), path);
         if (run.Write(path, text.get_ref<const std::string&>())) r.evidence_files.push_back(path);
       }
