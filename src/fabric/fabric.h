@@ -1,0 +1,83 @@
+// The fabric a sweep runs over: which leaf switch each member's NIC of each
+// rail is cabled to, and which spines the leaves of a rail share. Schema
+// "fabcheck.fabric/v1", YAML or JSON:
+//
+//   schema: fabcheck.fabric/v1
+//   rails: 2
+//   spines:                       # optional, per rail: every leaf of the rail links to each
+//     - [spine-r0-00, spine-r0-01]
+//     - [spine-r1-00, spine-r1-01]
+//   members:
+//     - name: n0000
+//       address: 10.0.0.1         # optional: tells apart two members with one hostname
+//       leaves: [leaf-r0-00, leaf-r1-00]
+//     - {name: n0001, leaf: leaf-00}   # one leaf for every rail
+//
+// A member with `leaf:` has the same leaf on every rail (a fabric that is not
+// rail-optimised). The sweep plans by leaves and judges uplinks by leaf and
+// spine; the file is data, so a user can write it by hand.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace fabcheck::fabric {
+
+inline constexpr std::string_view kFabricSchema = "fabcheck.fabric/v1";
+
+struct Member {
+  std::string name;
+  std::string address;              // optional
+  std::vector<std::string> leaves;  // one per rail
+};
+
+struct Fabric {
+  int rails = 1;
+  std::vector<Member> members;
+  std::vector<std::vector<std::string>> spines;  // per rail; empty when unknown
+  std::string source;                            // where it came from ("file x.yaml", "ibnetdiscover")
+};
+
+// Parses a fabcheck.fabric/v1 document (YAML, so JSON too). Errors name the
+// object (members[3].leaves) and say what to write instead.
+Result<Fabric> ParseFabric(std::string_view text, std::string_view origin);
+Result<Fabric> LoadFabric(const std::string& path);
+
+// The invariants every fabric keeps: at least one member, names non-empty,
+// one leaf per rail per member, no member twice (name and address), spines
+// per rail when given. Importers end with it too.
+Status ValidateFabric(const Fabric& fabric);
+
+nlohmann::json ToJson(const Fabric& fabric);
+std::string ToYaml(const Fabric& fabric);
+
+// Dense indexes for planning and judging: leaf ids per rail, members per leaf.
+class FabricIndex {
+ public:
+  explicit FabricIndex(const Fabric& fabric);
+  int rails() const { return rails_; }
+  int members() const { return static_cast<int>(leaf_of_.size()); }
+  int leaf(int member, int rail) const { return leaf_of_[member][rail]; }
+  int leaf_count(int rail) const { return static_cast<int>(leaf_names_[rail].size()); }
+  const std::string& leaf_name(int rail, int leaf) const { return leaf_names_[rail][leaf]; }
+  const std::vector<int>& leaf_members(int rail, int leaf) const { return leaf_members_[rail][leaf]; }
+  const std::vector<std::string>& spines(int rail) const { return spines_[rail]; }
+  // The member with this name (or address); -1 when none or ambiguous.
+  int Find(std::string_view name_or_address) const;
+
+ private:
+  int rails_ = 1;
+  std::vector<std::vector<int>> leaf_of_;
+  std::vector<std::vector<std::string>> leaf_names_;
+  std::vector<std::vector<std::vector<int>>> leaf_members_;
+  std::vector<std::vector<std::string>> spines_;
+  std::map<std::string, int, std::less<>> by_key_;
+};
+
+}  // namespace fabcheck::fabric

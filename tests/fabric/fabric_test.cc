@@ -1,0 +1,82 @@
+#include "fabric/fabric.h"
+
+#include <gtest/gtest.h>
+
+namespace fabcheck::fabric {
+namespace {
+
+constexpr char kTwoRails[] = R"(schema: fabcheck.fabric/v1
+rails: 2
+spines:
+  - [spine-r0-00, spine-r0-01]
+  - [spine-r1-00, spine-r1-01]
+members:
+  - {name: n0000, leaves: [leaf-r0-00, leaf-r1-00]}
+  - {name: n0001, leaves: [leaf-r0-00, leaf-r1-00]}
+  - {name: n0002, address: 10.0.0.3, leaves: [leaf-r0-01, leaf-r1-01]}
+  - {name: n0003, leaf: leaf-x}
+)";
+
+TEST(Fabric, ParsesYamlAndIndexesLeaves) {
+  auto f = ParseFabric(kTwoRails, "t.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->rails, 2);
+  ASSERT_EQ(f->members.size(), 4u);
+  EXPECT_EQ(f->members[3].leaves, (std::vector<std::string>{"leaf-x", "leaf-x"}));
+  FabricIndex index(*f);
+  EXPECT_EQ(index.leaf_count(0), 3);
+  EXPECT_EQ(index.leaf(0, 0), index.leaf(1, 0));
+  EXPECT_NE(index.leaf(0, 1), index.leaf(2, 1));
+  EXPECT_EQ(index.leaf_members(1, index.leaf(2, 1)), std::vector<int>{2});
+  EXPECT_EQ(index.spines(1)[1], "spine-r1-01");
+  EXPECT_EQ(index.Find("10.0.0.3"), 2);
+  EXPECT_EQ(index.Find("n0001"), 1);
+  EXPECT_EQ(index.Find("nobody"), -1);
+}
+
+TEST(Fabric, RoundTripsThroughYamlAndJson) {
+  auto f = ParseFabric(kTwoRails, "t.yaml");
+  ASSERT_TRUE(f.ok());
+  auto again = ParseFabric(ToYaml(*f), "again.yaml");
+  ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << ToYaml(*f);
+  EXPECT_EQ(ToJson(*again)["members"], ToJson(*f)["members"]);
+  auto from_json = ParseFabric(ToJson(*f).dump(), "t.json");
+  ASSERT_TRUE(from_json.ok()) << from_json.status().message();
+  EXPECT_EQ(from_json->spines, f->spines);
+}
+
+void ExpectError(const std::string& text, const std::string& words) {
+  auto f = ParseFabric(text, "bad.yaml");
+  ASSERT_FALSE(f.ok()) << text;
+  EXPECT_NE(f.status().message().find(words), std::string::npos) << f.status().message();
+}
+
+TEST(Fabric, MalformedFilesNameTheObjectAndTheFix) {
+  ExpectError("members: []", "schema must be fabcheck.fabric/v1");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: []", "members must be a non-empty list");
+  ExpectError("schema: fabcheck.fabric/v1\nrails: 0\nmembers: [{name: a, leaf: l}]", "rails must be");
+  ExpectError("schema: fabcheck.fabric/v1\nrails: 2\nmembers: [{name: a, leaves: [l]}]",
+              "members[0] (a) lists 1 leaves for 2 rails");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{leaf: l}]", "members[0] has no name");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a}]", "has no leaves");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l, rack: 3}]", "unknown key 'rack'");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l}, {name: a, leaf: m}]", "listed twice");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l}, {name: a, address: 1.2.3.4, leaf: m}]",
+              "give each of them its address");
+  ExpectError("schema: fabcheck.fabric/v1\nspines: [[s]]\nrails: 2\nmembers: [{name: a, leaf: l}]",
+              "spines lists 1 rails for 2 rails");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l}\n", "not valid YAML or JSON at line");
+  ExpectError("[1, 2]", "a fabric file is a mapping");
+}
+
+TEST(Fabric, TwoMembersWithOneNameAreFoundByAddressOnly) {
+  auto f = ParseFabric("schema: fabcheck.fabric/v1\nmembers: [{name: a, address: 10.0.0.1, leaf: l},"
+                       " {name: a, address: 10.0.0.2, leaf: l}]", "t");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  FabricIndex index(*f);
+  EXPECT_EQ(index.Find("a"), -1);
+  EXPECT_EQ(index.Find("10.0.0.2"), 1);
+}
+
+}  // namespace
+}  // namespace fabcheck::fabric
