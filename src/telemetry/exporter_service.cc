@@ -153,6 +153,27 @@ bool ExporterService::RefreshSriov() {
   return true;
 }
 
+void ExporterService::RefreshHostFindings() {
+  if (!options_.host_checks) return;
+  auto now = std::chrono::steady_clock::now();
+  if (host_checks_time_ != std::chrono::steady_clock::time_point{} &&
+      now - host_checks_time_ < options_.host_checks_interval) {
+    return;
+  }
+  host_checks_time_ = now;
+  auto findings = options_.host_checks(root_);
+  if (!findings.ok()) {
+    if (host_checks_up_ || host_findings_.empty()) {
+      LOG_WARN("exporter", "host checks failed (findings kept from the last good run): {}",
+               findings.status().message());
+    }
+    host_checks_up_ = false;
+    return;
+  }
+  host_findings_ = std::move(*findings);
+  host_checks_up_ = true;
+}
+
 MetricSet ExporterService::Collect() {
   std::lock_guard lock(collect_mutex_);
   auto start = std::chrono::steady_clock::now();
@@ -161,6 +182,7 @@ MetricSet ExporterService::Collect() {
   RefreshInventory(false);
   RefreshPods();
   bool sriov_read = RefreshSriov();
+  RefreshHostFindings();
 
   CollectContext context;
   context.node = options_.node_name;
@@ -190,6 +212,7 @@ MetricSet ExporterService::Collect() {
 
   if (held_) AddResourceMetrics(accounting_, unallocated_named_, held_named_, node, metrics);
   AddSriovMetrics({sriov_, held_ ? &*held_ : nullptr, allocatable_ ? &*allocatable_ : nullptr}, node, metrics);
+  if (options_.host_checks) AddHostFindingMetrics(host_findings_, host_checks_up_, node, metrics);
   // Counted in the scrape that read them, not again until the next read.
   if (sriov_read) result.errors.insert(result.errors.end(), sriov_errors_.begin(), sriov_errors_.end());
 

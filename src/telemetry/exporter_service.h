@@ -18,6 +18,7 @@
 #include "sys/sysroot.h"
 #include "telemetry/collector.h"
 #include "telemetry/ethtool_stats.h"
+#include "telemetry/host_findings.h"
 #include "telemetry/metrics.h"
 #include "sys/sriov.h"
 #include "telemetry/pod_resources.h"
@@ -34,6 +35,9 @@ struct ExporterOptions {
   std::chrono::milliseconds inventory_interval{std::chrono::seconds(60)};
   std::chrono::milliseconds pod_interval{std::chrono::seconds(10)};
   std::chrono::milliseconds pod_timeout{std::chrono::seconds(2)};
+  // Doctor's host checks (host_findings.h); empty: not run, nothing exported.
+  HostFindingsLoader host_checks;
+  std::chrono::milliseconds host_checks_interval{std::chrono::seconds(60)};
 };
 
 // Reads the inventory of a sysroot (inventory::ReadInventory on a node); injected
@@ -80,6 +84,7 @@ class ExporterService {
   void RefreshPods();
   void RefreshAllocatable();
   bool RefreshSriov();  // false when not due
+  void RefreshHostFindings();
 
   sys::SysRoot root_;
   ExporterOptions options_;
@@ -112,6 +117,11 @@ class ExporterService {
   std::vector<sys::sriov::PhysicalFunction> sriov_;
   std::vector<ReadError> sriov_errors_;
   std::chrono::steady_clock::time_point sriov_time_{};
+  // Host-tuning findings, on their own schedule (they read /proc/interrupts,
+  // cpufreq and config space: cheap, but not worth every scrape).
+  std::vector<model::Finding> host_findings_;
+  bool host_checks_up_ = false;
+  std::chrono::steady_clock::time_point host_checks_time_{};
   double scrapes_total_ = 0;
   double read_errors_total_ = 0;
   std::set<std::string> warned_paths_;

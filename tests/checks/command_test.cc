@@ -66,6 +66,32 @@ TEST(DoctorCommandTest, FailureExitsTwoAndJsonCarriesTheFinding) {
   EXPECT_TRUE(found) << o.out;
 }
 
+// The exporter runs the same host checks on its inventory schedule and
+// exports their findings, so a drifted node raises an alert.
+TEST(DoctorCommandTest, ExporterExportsHostFindings) {
+  testing::NodeFixture node(Dir("exporter"), {});
+  node.SetIrqAffinity(node.NicIrq(1, 3), "60");  // mlx5_1 (NUMA node 0) served by a node-1 CPU
+  node.SetGovernor(0, 3, "powersave");
+  auto o = RunFabcheck("--log-level error exporter --once --ethtool off --kubelet-socket none --node-name n1 --sysroot " +
+                       node.root());
+  ASSERT_EQ(o.code, 0) << o.out;
+  const std::string irq =
+      "fabcheck_host_finding{node=\"n1\",check=\"irq.affinity\",severity=\"warn\",object=\"mlx5_1 (" +
+      node.NicBdf(1) + ")\"} 1";
+  EXPECT_NE(o.out.find(irq), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("check=\"cpu.frequency\",severity=\"warn\""), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("check=\"cpu.pinning\""), std::string::npos) << "the exporter's own pinning is not the node's";
+  EXPECT_NE(o.out.find("fabcheck_exporter_host_checks_up{node=\"n1\"} 1"), std::string::npos) << o.out;
+
+  auto off = RunFabcheck("--log-level error exporter --once --ethtool off --kubelet-socket none --host-checks none "
+                         "--sysroot " + node.root());
+  EXPECT_EQ(off.code, 0);
+  EXPECT_EQ(off.out.find("fabcheck_host_finding"), std::string::npos) << off.out;
+
+  EXPECT_EQ(RunFabcheck("exporter --once --host-checks irq.afinity --sysroot " + node.root()).code, 64);
+  EXPECT_EQ(RunFabcheck("exporter --once --profile /nonexistent.yaml --sysroot " + node.root()).code, 64);
+}
+
 TEST(DoctorCommandTest, WarningsOnlyExitOneAndEnvFileIsChecked) {
   testing::NodeFixture node(Dir("warn"), {});
   fs::path env = Dir("warn-env");

@@ -168,5 +168,74 @@ TEST_F(ServingTest, IdleSocketsAndHugeHeadersDoNotStopScrapes) {
   server.Stop();
 }
 
+// Host findings come from an injected loader, on their own schedule; a run
+// that fails keeps the last good findings and says so in _up.
+TEST(HostFindingsTest, ExportedOnTheirScheduleAndKeptWhenARunFails) {
+  fs::path dir = fs::temp_directory_path() / ("fabcheck-hostfind-" + std::to_string(::getpid()));
+  testing::WriteFabric(dir.string(), testing::GpuNode(1));
+  auto root = sys::SysRoot::Open(dir.string());
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  int runs = 0;
+  bool fail = false;
+  ExporterOptions options;
+  options.node_name = "n1";
+  options.host_checks_interval = std::chrono::milliseconds(0);
+  options.host_checks = [&](const sys::SysRoot&) -> Result<std::vector<model::Finding>> {
+    ++runs;
+    if (fail) return Status(StatusCode::kUnavailable, "cannot read /proc/interrupts");
+    model::Finding warn;
+    warn.id = "irq.affinity";
+    warn.severity = model::Severity::kWarn;
+    warn.object = "mlx5_0 (0000:18:00.0)";
+    model::Finding pass = warn;
+    pass.id = "cpu.frequency";
+    pass.severity = model::Severity::kPass;
+    pass.object = "node";
+    return std::vector<model::Finding>{warn, warn, pass};  // the same object twice: one series
+  };
+  ExporterService service(*root, options, nullptr, nullptr);
+  MetricSet first = service.Collect();
+  EXPECT_EQ(runs, 1);
+  const MetricFamily* family = first.Find("fabcheck_host_finding");
+  ASSERT_NE(family, nullptr);
+  EXPECT_EQ(family->samples.size(), 2u);
+  const Sample* irq = first.FindSample("fabcheck_host_finding", {{"check", "irq.affinity"}, {"severity", "warn"}});
+  ASSERT_NE(irq, nullptr);
+  EXPECT_EQ(irq->value, 1);
+  const Sample* warns = first.FindSample("fabcheck_host_findings", {{"severity", "warn"}});
+  ASSERT_NE(warns, nullptr);
+  EXPECT_EQ(warns->value, 2);
+  const Sample* fails = first.FindSample("fabcheck_host_findings", {{"severity", "fail"}});
+  ASSERT_NE(fails, nullptr);
+  EXPECT_EQ(fails->value, 0);
+  EXPECT_EQ(first.FindSample("fabcheck_exporter_host_checks_up", {})->value, 1);
+
+  fail = true;
+  MetricSet second = service.Collect();
+  EXPECT_EQ(runs, 2);
+  EXPECT_NE(second.FindSample("fabcheck_host_finding", {{"check", "irq.affinity"}}), nullptr);
+  EXPECT_EQ(second.FindSample("fabcheck_exporter_host_checks_up", {})->value, 0);
+  fs::remove_all(dir);
+}
+
+TEST(HostFindingsTest, NotRunBeforeTheirInterval) {
+  fs::path dir = fs::temp_directory_path() / ("fabcheck-hostsched-" + std::to_string(::getpid()));
+  testing::WriteFabric(dir.string(), testing::GpuNode(1));
+  auto root = sys::SysRoot::Open(dir.string());
+  ASSERT_TRUE(root.ok());
+  int runs = 0;
+  ExporterOptions options;
+  options.host_checks_interval = std::chrono::hours(1);
+  options.host_checks = [&](const sys::SysRoot&) -> Result<std::vector<model::Finding>> {
+    ++runs;
+    return std::vector<model::Finding>{};
+  };
+  ExporterService service(*root, options, nullptr, nullptr);
+  service.Collect();
+  service.Collect();
+  EXPECT_EQ(runs, 1);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fabcheck::telemetry

@@ -14,7 +14,12 @@
 #include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/log.h"
+#include "base/strings.h"
 #include "base/units.h"
+#include "checks/profile.h"
+#include "checks/registry.h"
+#include "checks/runner.h"
+#include "fabcheck/version.h"
 #include "inventory/inventory.h"
 #include "sys/sysroot.h"
 #include "telemetry/ethtool_stats.h"
@@ -28,6 +33,11 @@ using namespace fabcheck;
 
 constexpr const char* kDefaultKubeletSocket = "/var/lib/kubelet/pod-resources/kubelet.sock";
 
+// Doctor's host checks that describe the node, not the caller: cpu.pinning
+// judges the CPUs of the process that runs it, which for the exporter is the
+// exporter's own pod, not the workload's.
+constexpr std::string_view kDefaultHostChecks = "irq.affinity,cpu.frequency,mem.hugepages,pcie.devctl";
+
 struct ExporterFlags {
   std::string listen = ":9877";
   std::string sysroot = "/";
@@ -37,6 +47,8 @@ struct ExporterFlags {
   std::string inventory_interval = "60s";
   std::string pod_interval = "10s";
   std::string ethtool = "auto";
+  std::string host_checks = std::string(kDefaultHostChecks);
+  std::string profile;
   bool once = false;
 };
 
@@ -125,6 +137,31 @@ int Run(const ExporterFlags& flags) {
     read_options.query_libraries = false;
     return inventory::ReadInventory(r, read_options);
   };
+  if (flags.host_checks != "none") {
+    if (!flags.profile.empty()) {
+      if (auto profile = checks::LoadProfile(flags.profile); !profile.ok()) {
+        LOG_ERROR("exporter", "{}", profile.status().message());
+        return kExitUsage;
+      }
+    }
+    std::vector<std::string> only = Split(flags.host_checks, ',', /*skip_empty=*/true);
+    if (auto selected = checks::SelectChecks(only); !selected.ok()) {
+      LOG_ERROR("exporter", "--host-checks: {}", selected.status().message());
+      return kExitUsage;
+    }
+    options.host_checks_interval = options.inventory_interval;
+    options.host_checks = [only, profile = flags.profile](const sys::SysRoot& r)
+        -> Result<std::vector<model::Finding>> {
+      checks::DoctorOptions doctor;
+      doctor.root = &r;
+      doctor.only = only;
+      doctor.profile = profile;
+      doctor.use_process_env = false;  // the NCCL settings of the exporter's process judge nothing
+      doctor.query_libraries = false;
+      ASSIGN_OR_RETURN(model::DoctorReport report, checks::RunDoctor(doctor, std::string(kVersion)));
+      return std::move(report.findings);
+    };
+  }
   telemetry::ExporterService service(*root, options, loader, std::move(ethtool));
 
   if (flags.once) {
@@ -192,6 +229,13 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
                   "node, recorded for a --sysroot")
       ->check(CLI::IsMember({"auto", "live", "recorded", "off"}))
       ->capture_default_str();
+  cmd->add_option("--host-checks", flags->host_checks,
+                  "Doctor checks whose findings are exported as fabcheck_host_finding (comma-separated IDs or "
+                  "rungs, run on the --inventory-interval schedule); 'none' turns them off")
+      ->capture_default_str();
+  cmd->add_option("--profile", flags->profile,
+                  "Profile YAML the host checks judge against (HugePages, PCIe read size: see docs/profiles.md); "
+                  "without one only what is wrong on any node is a warning");
   cmd->add_flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
   cmd->footer(
       "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_port_ext_* (counters_ext/, the 64-bit "
