@@ -316,6 +316,32 @@ TEST_F(ExporterToolsTest, SriovFixtureExportsPfAndVfCounts) {
   EXPECT_EQ(text.find("fabcheck_k8s_"), std::string::npos);
 }
 
+// A capture of the SR-IOV node carries the PF and VF files: the exporter
+// reads the same PFs and VFs from the capture as from the node.
+TEST_F(ExporterToolsTest, SnapshotCarriesSriovFiles) {
+  auto fixtures = Fixtures();
+  auto it = std::find_if(fixtures.begin(), fixtures.end(), [](const auto& f) { return f.first == "sriov"; });
+  ASSERT_NE(it, fixtures.end());
+  const std::string capture =
+      (fs::temp_directory_path() / ("fabcheck-sriov-capture-" + std::to_string(::getpid()) + ".tar.gz")).string();
+  CommandResult snap = RunCommand(std::string(FABCHECK_BINARY) + " --log-level error snapshot --sysroot '" +
+                                  it->second + "' -o '" + capture + "'");
+  ASSERT_EQ(snap.exit_code, 0) << snap.output;
+  auto sriov_lines = [](const std::string& text) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("fabcheck_sriov_", 0) == 0) out += line + "\n";
+    }
+    return out;
+  };
+  std::string live = sriov_lines(Once(it->second));
+  std::string captured = sriov_lines(Once(capture));
+  fs::remove(capture);
+  EXPECT_NE(live.find("fabcheck_sriov_vf_info"), std::string::npos) << live;
+  EXPECT_EQ(captured, live);
+}
+
 // promtool's own unit tests of the alert rules (deploy/prometheus/fabcheck-rules.test.yaml).
 TEST_F(ExporterToolsTest, PromtoolTestRulesPass) {
   std::string promtool = FindTool("promtool");

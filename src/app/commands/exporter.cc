@@ -21,6 +21,8 @@
 #include "checks/runner.h"
 #include "fabcheck/version.h"
 #include "inventory/inventory.h"
+#include "inventory/snapshot.h"
+#include "sys/sriov.h"
 #include "sys/sysroot.h"
 #include "telemetry/ethtool_stats.h"
 #include "telemetry/exporter_service.h"
@@ -255,5 +257,15 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
 }
 
 const bool kRegistered = fabcheck::app::RegisterCommand({"exporter", 900, &Setup});
+
+// Snapshots carry the SR-IOV files the exporter reads (sriov_totalvfs,
+// sriov_numvfs, every virtfn link and its VF's driver, net/ and infiniband/),
+// so `exporter --sysroot capture` shows the same PFs and VFs.
+const bool kSnapshotRegistered =
+    fabcheck::inventory::RegisterSnapshotReader("sriov", [](const fabcheck::sys::SysRoot& root) {
+      for (const std::string& pf : fabcheck::sys::sriov::ListPhysicalFunctions(root)) {
+        (void)fabcheck::sys::sriov::ReadPhysicalFunction(root, pf);
+      }
+    });
 
 }  // namespace
