@@ -13,7 +13,9 @@
 #include "checks/runner.h"
 #include "inventory/inventory.h"
 #include "inventory/snapshot.h"
+#include "../report/golden.h"
 #include "node_fixture.h"
+#include "report/doctor_text.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -292,6 +294,42 @@ TEST_F(HostChecksTest, NodeWithoutTheHostFilesIsUnknownOrInfoNeverAWarning) {
 }
 
 // A capture of the fixture carries what the host checks read: the same findings offline.
+// The whole host rung as doctor prints it, against goldens: the tuned node,
+// and one with every planted fault (far-socket vectors, powersave, short
+// HugePages against a profile, MRRS 256 with relaxed ordering off, a process
+// pinned to the far socket). A change in what the checks say shows as a diff.
+TEST_F(HostChecksTest, DoctorTextOfATunedAndADetunedNodeMatchesTheGoldens) {
+  Profile profile = ParseOrDie(
+      "schema: fabcheck.profile/v1\nname: golden\nmemory:\n  hugepages: {2M: 8192}\n"
+      "nics:\n  max_read_request: 4096\n  relaxed_ordering: true\n");
+  auto render = [&](const std::vector<model::Finding>& findings) {
+    model::DoctorReport report;
+    report.fabcheck_version = "golden";
+    report.hostname = "fixture";
+    report.kernel = "6.1.0";
+    report.sysroot = "fixture";
+    report.profile = "golden.yaml";
+    report.findings = findings;
+    for (const auto& f : findings) {
+      if (report.checks.empty() || report.checks.back() != f.id) report.checks.push_back(f.id);
+    }
+    report.summary = model::Summarize(findings, {"host"});
+    return report::RenderDoctorText(report, /*verbose=*/true);
+  };
+  auto tuned = Ib();
+  EXPECT_EQ(report::testing::CheckGolden("text/doctor-host-tuned.txt", render(RunOn(*tuned))), "");
+
+  auto detuned = Ib();
+  detuned->SetIrqAffinity(detuned->NicIrq(1, 3), "60");
+  detuned->SetGovernor(0, 55, "powersave");
+  detuned->SetCpusAllowed("56-111");
+  detuned->Write(detuned->NicPci(3) + "/config", NodeFixture::EndpointConfigSpace(
+                                                     0x15b3, 0x1021, 512, NodeFixture::DevCtl(256, 256, false), 0x8000));
+  auto root = sys::SysRoot::Open(detuned->root());
+  ASSERT_TRUE(root.ok());
+  EXPECT_EQ(report::testing::CheckGolden("text/doctor-host-detuned.txt", render(RunOn(*root, &profile))), "");
+}
+
 TEST_F(HostChecksTest, SnapshotCarriesTheHostEvidence) {
   auto node = Ib();
   node->SetIrqAffinity(node->NicIrq(4, 2), "1");
