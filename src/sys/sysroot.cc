@@ -95,7 +95,6 @@ Result<SysRoot> SysRoot::Open(const std::string& path) {
 }
 
 SysRoot::Kind SysRoot::kind() const { return state_->kind; }
-const std::string& SysRoot::base() const { return state_->base; }
 
 std::string SysRoot::Describe() const {
   switch (state_->kind) {
@@ -116,6 +115,10 @@ std::string SysRoot::DisplayPath(std::string_view path) const {
 }
 
 std::string SysRoot::HostPath(std::string_view resolved) const { return state_->base + std::string(resolved); }
+
+UniqueFd SysRoot::OpenResolved(std::string_view resolved, int flags) const {
+  return UniqueFd(::open(HostPath(resolved).c_str(), flags));
+}
 
 Result<std::string> SysRoot::Resolve(std::string_view path) const {
   std::deque<std::string> todo;

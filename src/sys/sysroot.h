@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/fd.h"
 #include "base/status.h"
 
 namespace fabcheck::sys {
@@ -42,8 +43,6 @@ class SysRoot {
   bool live() const { return kind() == Kind::kLive; }
   // "live node", "directory /x", "capture /x.tar.gz": for reports and errors.
   std::string Describe() const;
-  // Where paths are read from on this machine ("" for live, else a directory).
-  const std::string& base() const;
   // The path a message should name for `path` (the capture's name, not a temp dir).
   std::string DisplayPath(std::string_view path) const;
 
@@ -59,6 +58,10 @@ class SysRoot {
   // live-style absolute path ("/sys/devices/pci0000:00/0000:00:01.0/...").
   Result<std::string> Resolve(std::string_view path) const;
   bool Exists(std::string_view path) const;
+  // Opens, with open(2) `flags`, a path that Resolve returned (no links left,
+  // so it stays inside the root), for readers that keep descriptors from one
+  // read to the next (sys/dir_files.h). Invalid with errno set on failure.
+  UniqueFd OpenResolved(std::string_view resolved, int flags) const;
   bool IsDirectory(std::string_view path) const;
 
   // Data that is not a file on the node, stored in captures under /fabcheck/<name>.
@@ -80,6 +83,7 @@ class SysRoot {
  private:
   struct State;
   explicit SysRoot(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  // Where `resolved` is on this machine (the live path, or under the directory).
   std::string HostPath(std::string_view resolved) const;
   void Note(std::string_view path) const;
 

@@ -1,6 +1,5 @@
 #include "telemetry/port_reader.h"
 
-#include <dirent.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -119,15 +118,8 @@ Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& 
   const std::string dir = sys::infiniband::PortsDir(device);
   if (resolved == nullptr || root.recording()) return ListPorts(root, device);
   if (!resolved->empty()) {
-    // A resolved path has no links left: opening it cannot leave the root.
-    if (DIR* listing = ::opendir((root.base() + *resolved).c_str())) {
-      std::vector<std::string> names;
-      while (struct dirent* entry = ::readdir(listing)) {
-        if (entry->d_name[0] != '.') names.emplace_back(entry->d_name);
-      }
-      ::closedir(listing);
-      return PortNumbers(names);
-    }
+    // A resolved path has no links left: listing it cannot leave the root.
+    if (auto names = sys::ListResolvedDirectory(root, *resolved); names.ok()) return PortNumbers(*names);
     resolved->clear();  // moved or gone: walk the path again
   }
   ASSIGN_OR_RETURN(std::string path, root.Resolve(dir));
