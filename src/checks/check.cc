@@ -49,8 +49,8 @@ bool Context::HasRdma() const { return inventory && !inventory->rdma_devices.emp
 bool Context::HasGpus() const { return inventory && !inventory->gpus.empty(); }
 
 std::string Context::PortRef::Label() const { return device->name + " port " + std::to_string(port->port); }
-std::string Context::PortRef::SysfsDir() const {
-  return sys::infiniband::PortDir(device->name, port->port);
+sys::infiniband::PortFiles Context::PortRef::Files() const {
+  return sys::infiniband::Port(device->name, port->port);
 }
 
 std::vector<Context::PortRef> Context::Ports() const {
@@ -98,9 +98,9 @@ bool Reporter::NeedRdma(const Context& ctx) {
   if (!ctx.inventory->rdma_devices.empty() && !ctx.Ports().empty()) return true;
   std::vector<std::string> evidence;
   if (!ctx.inventory->rdma_sysfs_present) {
-    evidence.push_back("/sys/class/infiniband does not exist");
+    evidence.push_back(std::string(sys::infiniband::kClassDir) + " does not exist");
   } else if (ctx.inventory->rdma_devices.empty()) {
-    evidence.push_back("/sys/class/infiniband is empty");
+    evidence.push_back(std::string(sys::infiniband::kClassDir) + " is empty");
   } else {
     evidence.push_back("no RDMA device matches the profile's nics.devices");
   }

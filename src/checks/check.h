@@ -24,6 +24,7 @@
 #include "checks/profile.h"
 #include "fabcheck/model/finding.h"
 #include "fabcheck/model/inventory.h"
+#include "sys/infiniband.h"
 #include "sys/sysroot.h"
 
 namespace fabcheck::checks {
@@ -73,7 +74,7 @@ struct Context {
     const model::RdmaDevice* device;
     const model::RdmaPort* port;
     std::string Label() const;  // "mlx5_0 port 1"
-    std::string SysfsDir() const;  // "/sys/class/infiniband/mlx5_0/ports/1"
+    sys::infiniband::PortFiles Files() const;  // the port's sysfs files (sys/infiniband.h)
   };
   std::vector<PortRef> Ports() const;
   std::vector<PortRef> RocePorts() const;  // link layer Ethernet

@@ -73,18 +73,6 @@ std::string PhysicalNetdev(const Context& ctx, const Context::PortRef& ref) {
   return best ? best->name : "";
 }
 
-Result<std::set<std::string>> DefaultRouteInterfaces(const sys::SysRoot& root) {
-  ASSIGN_OR_RETURN(std::string text, root.ReadFile("/proc/net/route"));
-  std::set<std::string> out;
-  // "Iface Destination Gateway Flags ..." with hex fields; default: Destination and Mask 00000000.
-  auto lines = Split(text, '\n', /*skip_empty=*/true);
-  for (size_t i = 1; i < lines.size(); ++i) {
-    auto f = Split(lines[i], '\t', /*skip_empty=*/true);
-    if (f.size() < 8) f = Split(lines[i], ' ', /*skip_empty=*/true);
-    if (f.size() >= 8 && f[1] == "00000000" && f[7] == "00000000") out.insert(std::string(Trim(f[0])));
-  }
-  return out;
-}
 
 std::vector<const model::Nic*> CheckedRdmaNics(const Context& ctx) {
   std::vector<const model::Nic*> out;

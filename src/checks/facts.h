@@ -34,9 +34,6 @@ bool IsCheckedRdmaNic(const Context& ctx, const model::Nic& nic);
 // bond or VLAN on top has no DCB of its own). Empty when none.
 std::string PhysicalNetdev(const Context& ctx, const Context::PortRef& ref);
 
-// Interfaces that carry the default route, from /proc/net/route. Errors: unknown.
-Result<std::set<std::string>> DefaultRouteInterfaces(const sys::SysRoot& root);
-
 // ---- host placement (the host checks: IRQs, governors, pinning) -------------------
 
 // The RDMA NICs the checks look at (the profile's compute NICs), in inventory order.

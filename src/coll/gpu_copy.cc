@@ -13,6 +13,8 @@
 #include "base/strings.h"
 #include "base/units.h"
 #include "dl/cuda.h"
+#include "sys/numa.h"
+#include "sys/pci.h"
 
 namespace fabcheck::coll {
 namespace {
@@ -75,19 +77,6 @@ Result<double> TimeCopies(const dl::CudaApi& cuda, int device, int iterations, u
   return *median;
 }
 
-std::vector<int> NumaNodes(const sys::SysRoot& root) {
-  std::vector<int> nodes;
-  auto entries = root.ListDir("/sys/devices/system/node");
-  if (!entries.ok()) return nodes;
-  for (const auto& e : *entries) {
-    if (StartsWith(e, "node")) {
-      if (auto n = ParseInt(e.substr(4))) nodes.push_back(static_cast<int>(*n));
-    }
-  }
-  std::sort(nodes.begin(), nodes.end());
-  return nodes;
-}
-
 double PcieGBps(double gts, int width) { return gts > 0 && width > 0 ? PcieLinkGbps(gts, width) / 8.0 : 0; }
 
 std::string PcieName(double gts, int width) {
@@ -98,14 +87,14 @@ std::string PcieName(double gts, int width) {
 }  // namespace
 
 void ReadPcieLink(const sys::SysRoot& root, const std::string& bdf, model::GpuInfo* gpu) {
-  const std::string dir = "/sys/bus/pci/devices/" + bdf + "/";
+  const sys::pci::FunctionFiles files = sys::pci::Function(bdf);
   auto number = [&](const char* name) -> int {
-    auto text = root.ReadAttribute(dir + name);
+    auto text = root.ReadAttribute(files.Attribute(name));
     if (!text.ok()) return -1;
     return static_cast<int>(ParseInt(*text).value_or(-1));
   };
   auto speed = [&](const char* name) -> double {
-    auto text = root.ReadAttribute(dir + name);
+    auto text = root.ReadAttribute(files.Attribute(name));
     if (!text.ok()) return 0;
     return ParsePcieSpeedGts(*text).value_or(0);
   };
@@ -125,8 +114,9 @@ std::vector<model::Finding> GpuCopyFindings(const model::GpuCopyReport& report, 
       Finding f{"gpu.pcie.downgraded", Severity::kWarn, "PCIe", fmt::format("GPU {} ({})", g.index, g.pci_bus_id),
                 fmt::format("the PCIe link runs at {} but can do {}", PcieName(g.pcie_gts, g.pcie_width),
                             PcieName(g.pcie_max_gts, g.pcie_max_width)),
-                {fmt::format("/sys/bus/pci/devices/{}/current_link_speed = {} GT/s, current_link_width = {}",
-                             g.pci_bus_id, g.pcie_gts, g.pcie_width)},
+                {fmt::format("{} = {} GT/s, current_link_width = {}",
+                             sys::pci::Function(g.pci_bus_id).Attribute("current_link_speed"), g.pcie_gts,
+                             g.pcie_width)},
                 "reseat the GPU or its riser, check BIOS PCIe settings; some GPUs lower the speed when idle, so "
                 "read it again under load",
                 std::nullopt};
@@ -171,7 +161,7 @@ Result<model::GpuCopyReport> MeasureGpuCopies(const sys::SysRoot& root, const Gp
   for (int d : gpus) {
     if (d < 0 || d >= count) return InvalidArgumentError(fmt::format("GPU {} does not exist: CUDA sees {}", d, count));
   }
-  const auto numa_nodes = NumaNodes(root);
+  const auto numa_nodes = sys::numa::ListNodes(root);
   const uint64_t bytes = options.bytes;
 
   std::vector<dl::DeviceBuffer> device_buffers;

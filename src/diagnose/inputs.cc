@@ -17,6 +17,7 @@
 #include "fabcheck/model/doctor.h"
 #include "fabcheck/model/perf.h"
 #include "logs/nccl_log.h"
+#include "sys/infiniband.h"
 
 namespace fabcheck::diagnose {
 namespace {
@@ -438,7 +439,7 @@ void Loader::Snapshot(const std::string& path) {
   }
   double t = MtimeOf(path);
   std::string host;
-  if (auto info = root->ReadFile("/fabcheck/capture.json"); info.ok()) {
+  if (auto info = root->ReadFile(sys::kCaptureInfoFile); info.ok()) {
     json j = json::parse(*info, nullptr, false);
     if (j.is_object()) {
       host = Str(j, "hostname");
@@ -448,13 +449,13 @@ void Loader::Snapshot(const std::string& path) {
     }
   }
   int n = 0;
-  const std::string base = "/sys/class/infiniband";
-  auto devices = root->ListDir(base);
+  auto devices = sys::infiniband::ListDevices(*root);
   for (const auto& dev : devices.ok() ? *devices : std::vector<std::string>{}) {
-    auto ports = root->ListDir(base + "/" + dev + "/ports");
+    const sys::infiniband::DeviceFiles device = sys::infiniband::Device(dev);
+    auto ports = root->ListDir(device.Ports());
     for (const auto& port : ports.ok() ? *ports : std::vector<std::string>{}) {
-      for (const char* group : {"counters", "hw_counters"}) {
-        std::string dir = base + "/" + dev + "/ports/" + port + "/" + group;
+      const sys::infiniband::PortFiles files = sys::infiniband::PortOf(device, port);
+      for (const std::string& dir : {files.Counters(), files.HwCounters()}) {
         auto files = root->ListDir(dir);
         for (const auto& f : files.ok() ? *files : std::vector<std::string>{}) {
           auto text = root->ReadAttribute(dir + "/" + f);

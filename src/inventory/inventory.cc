@@ -10,11 +10,11 @@
 #include "inventory/rdma.h"
 #include "inventory/reader.h"
 #include "inventory/topology.h"
+#include "sys/numa.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::inventory {
 namespace {
-
-constexpr std::string_view kNodeDir = "/sys/devices/system/node";
 
 void LinkNics(const model::Inventory& inv, std::vector<model::Nic>* nics) {
   for (auto& nic : *nics) {
@@ -34,16 +34,15 @@ void LinkNics(const model::Inventory& inv, std::vector<model::Nic>* nics) {
 }  // namespace
 
 std::vector<model::NumaNode> ReadNumaNodes(Reader& reader) {
-  std::vector<std::string> names = reader.List(std::string(kNodeDir), Need::kOptional);
+  std::vector<std::string> names = reader.List(std::string(sys::numa::kNodeDir), Need::kOptional);
   std::sort(names.begin(), names.end(), NaturalLess);
   std::vector<model::NumaNode> nodes;
   for (const auto& name : names) {
-    if (!StartsWith(name, "node")) continue;
-    auto id = ParseInt(std::string_view(name).substr(4));
+    auto id = sys::numa::NodeId(name);
     if (!id) continue;
     model::NumaNode node;
-    node.id = static_cast<int>(*id);
-    std::string path = std::string(kNodeDir) + "/" + name + "/cpulist";
+    node.id = *id;
+    std::string path = sys::numa::CpuListFile(name);
     // A memory-only node has an empty cpulist: not a fault.
     node.cpulist = reader.Attr(path, Need::kOptional).value_or("");
     auto cpus = ParseCpuList(node.cpulist);
@@ -62,8 +61,8 @@ model::Inventory ReadInventory(const sys::SysRoot& root, const ReadOptions& opti
   Reader reader(root);
   model::Inventory inv;
   inv.source = root.Describe();
-  inv.host.hostname = reader.Attr("/proc/sys/kernel/hostname", Need::kOptional).value_or("");
-  inv.host.kernel = reader.Attr("/proc/sys/kernel/osrelease", Need::kOptional).value_or("");
+  inv.host.hostname = reader.Attr(std::string(sys::procfs::kHostname), Need::kOptional).value_or("");
+  inv.host.kernel = reader.Attr(std::string(sys::procfs::kOsRelease), Need::kOptional).value_or("");
 
   inv.rdma_sysfs_present = root.IsDirectory(std::string(kInfinibandDir));
   inv.rdma_devices = ReadRdmaDevices(reader);

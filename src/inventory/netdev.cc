@@ -11,6 +11,7 @@
 
 #include "base/json_text.h"
 #include "base/strings.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::inventory {
 namespace {
@@ -26,25 +27,6 @@ int PrefixLength(const struct sockaddr* mask) {
   return bits;
 }
 
-struct VlanInfo {
-  std::string parent;
-  int id = 0;
-};
-
-// /proc/net/vlan/config: "eth0.100       | 100  | eth0" after two header lines.
-std::map<std::string, VlanInfo> ReadVlanConfig(Reader& reader) {
-  std::map<std::string, VlanInfo> vlans;
-  auto text = reader.root().ReadFile("/proc/net/vlan/config");  // absent without 8021q: fine
-  if (!text.ok()) return vlans;
-  for (const auto& line : Split(*text, '\n', true)) {
-    auto fields = Split(line, '|');
-    if (fields.size() != 3) continue;
-    auto id = ParseInt(Trim(fields[1]));
-    if (!id) continue;  // the header line
-    vlans[std::string(Trim(fields[0]))] = {std::string(Trim(fields[2])), static_cast<int>(*id)};
-  }
-  return vlans;
-}
 
 AddressMap LoadAddresses(Reader& reader, bool* known) {
   *known = false;
@@ -114,32 +96,34 @@ std::vector<model::NetDevice> ReadNetDevices(Reader& reader) {
   std::sort(names.begin(), names.end(), NaturalLess);
   bool addresses_known = false;
   AddressMap addresses = LoadAddresses(reader, &addresses_known);
-  std::map<std::string, VlanInfo> vlans = names.empty() ? std::map<std::string, VlanInfo>{} : ReadVlanConfig(reader);
+  // Absent without 8021q: no VLANs.
+  auto vlans = names.empty() ? std::map<std::string, sys::procfs::Vlan>{} : sys::procfs::ReadVlanConfig(reader.root());
   std::vector<model::NetDevice> out;
   for (const auto& name : names) {
-    std::string dir = std::string(kNetDir) + "/" + name;
+    std::string dir = sys::net_class::Interface(name).dir();
     // bonding_masters is a file in this directory, not an interface.
     if (!reader.root().IsDirectory(dir)) continue;
     if (auto resolved = reader.root().Resolve(dir); resolved.ok()) dir = *resolved;
+    const sys::net_class::InterfaceFiles files(dir);
     model::NetDevice n;
     n.name = name;
-    if (auto mtu = reader.Int(dir + "/mtu")) n.mtu = static_cast<int>(*mtu);
-    n.operstate = reader.Attr(dir + "/operstate").value_or("");
+    if (auto mtu = reader.Int(files.Mtu())) n.mtu = static_cast<int>(*mtu);
+    n.operstate = reader.Attr(files.Operstate()).value_or("");
     // carrier and speed fail with EINVAL while the interface is down: optional.
-    if (auto carrier = reader.Int(dir + "/carrier", Need::kOptional)) n.carrier = *carrier != 0;
-    if (auto speed = reader.Int(dir + "/speed", Need::kOptional); speed && *speed >= 0) n.speed_mbps = *speed;
-    n.mac = reader.Attr(dir + "/address", Need::kOptional).value_or("");
-    if (auto type = reader.Int(dir + "/type", Need::kOptional)) n.type = static_cast<int>(*type);
-    if (auto dev_port = reader.Int(dir + "/dev_port", Need::kOptional)) n.dev_port = static_cast<int>(*dev_port);
+    if (auto carrier = reader.Int(files.Carrier(), Need::kOptional)) n.carrier = *carrier != 0;
+    if (auto speed = reader.Int(files.Attribute("speed"), Need::kOptional); speed && *speed >= 0) n.speed_mbps = *speed;
+    n.mac = reader.Attr(files.Attribute("address"), Need::kOptional).value_or("");
+    if (auto type = reader.Int(files.Attribute("type"), Need::kOptional)) n.type = static_cast<int>(*type);
+    if (auto dev_port = reader.Int(files.Attribute("dev_port"), Need::kOptional)) n.dev_port = static_cast<int>(*dev_port);
     // virtio-net hangs below .../0000:00:03.0/virtio0: the function is the
     // last BDF component of the device path, not necessarily its basename.
-    if (auto device = reader.root().Resolve(dir + "/device"); device.ok() && !EndsWith(*device, "/device")) {
+    if (auto device = reader.root().Resolve(files.PciDevice()); device.ok() && !EndsWith(*device, "/device")) {
       for (const auto& part : Split(*device, '/', true)) {
         if (LooksLikeBdf(part)) n.pci_bdf = part;
       }
     }
     if (!n.pci_bdf.empty()) {
-      n.rdma_devices = reader.List(dir + "/device/infiniband", Need::kOptional);
+      n.rdma_devices = reader.List(files.RdmaDevices(), Need::kOptional);
       std::sort(n.rdma_devices.begin(), n.rdma_devices.end(), NaturalLess);
     }
     if (auto vlan = vlans.find(name); vlan != vlans.end()) {

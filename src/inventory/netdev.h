@@ -11,10 +11,11 @@
 #include "base/status.h"
 #include "fabcheck/model/inventory.h"
 #include "inventory/reader.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::inventory {
 
-inline constexpr std::string_view kNetDir = "/sys/class/net";
+inline constexpr std::string_view kNetDir = sys::net_class::kClassDir;
 inline constexpr std::string_view kAddressesMeta = "addresses.json";
 
 using AddressMap = std::map<std::string, std::vector<model::IpAddress>>;  // ifname -> addresses

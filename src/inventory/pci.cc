@@ -44,11 +44,11 @@ std::vector<PciSummary> ListPciFunctions(Reader& reader) {
   // Optional: a sysroot may hold no PCI bus (containers, partial captures).
   for (const auto& bdf : reader.List(std::string(kPciDevicesDir), Need::kOptional)) {
     if (!LooksLikeBdf(bdf)) continue;
-    std::string dir = std::string(kPciDevicesDir) + "/" + bdf;
+    const sys::pci::FunctionFiles files = sys::pci::Function(bdf);
     PciSummary s;
     s.bdf = bdf;
-    s.class_code = reader.Attr(dir + "/class").value_or("");
-    s.vendor_id = reader.Attr(dir + "/vendor").value_or("");
+    s.class_code = reader.Attr(files.Attribute("class")).value_or("");
+    s.vendor_id = reader.Attr(files.Attribute("vendor")).value_or("");
     s.kind = ClassifyPci(s.class_code, s.vendor_id);
     out.push_back(std::move(s));
   }
@@ -56,31 +56,33 @@ std::vector<PciSummary> ListPciFunctions(Reader& reader) {
 }
 
 model::PciLink ReadPciLink(Reader& reader, const std::string& dir) {
+  const sys::pci::FunctionFiles files(dir);
   model::PciLink link;
-  link.current_speed_gts = ReadSpeed(reader, dir + "/current_link_speed");
-  link.max_speed_gts = ReadSpeed(reader, dir + "/max_link_speed");
-  link.current_width = ReadWidth(reader, dir + "/current_link_width");
-  link.max_width = ReadWidth(reader, dir + "/max_link_width");
+  link.current_speed_gts = ReadSpeed(reader, files.Attribute("current_link_speed"));
+  link.max_speed_gts = ReadSpeed(reader, files.Attribute("max_link_speed"));
+  link.current_width = ReadWidth(reader, files.Attribute("current_link_width"));
+  link.max_width = ReadWidth(reader, files.Attribute("max_link_width"));
   return link;
 }
 
 model::PciFunction ReadPciFunction(Reader& reader, const std::string& bdf) {
   model::PciFunction f;
   f.bdf = bdf;
-  std::string link_dir = std::string(kPciDevicesDir) + "/" + bdf;
+  std::string link_dir = sys::pci::Function(bdf).dir();
   auto resolved = reader.root().Resolve(link_dir);
   std::string dir = resolved.ok() ? *resolved : link_dir;
+  const sys::pci::FunctionFiles files(dir);
   f.sysfs_path = dir;
-  f.vendor_id = reader.Attr(dir + "/vendor").value_or("");
-  f.device_id = reader.Attr(dir + "/device").value_or("");
-  f.class_code = reader.Attr(dir + "/class").value_or("");
-  f.subsystem_vendor_id = reader.Attr(dir + "/subsystem_vendor", Need::kOptional).value_or("");
-  f.subsystem_device_id = reader.Attr(dir + "/subsystem_device", Need::kOptional).value_or("");
-  f.driver = reader.LinkBasename(dir + "/driver");
-  if (auto numa = reader.Int(dir + "/numa_node", Need::kOptional); numa && *numa >= 0) {
+  f.vendor_id = reader.Attr(files.Attribute("vendor")).value_or("");
+  f.device_id = reader.Attr(files.Attribute("device")).value_or("");
+  f.class_code = reader.Attr(files.Attribute("class")).value_or("");
+  f.subsystem_vendor_id = reader.Attr(files.Attribute("subsystem_vendor"), Need::kOptional).value_or("");
+  f.subsystem_device_id = reader.Attr(files.Attribute("subsystem_device"), Need::kOptional).value_or("");
+  f.driver = reader.LinkBasename(files.Driver());
+  if (auto numa = reader.Int(files.Attribute("numa_node"), Need::kOptional); numa && *numa >= 0) {
     f.numa_node = static_cast<int>(*numa);
   }
-  f.local_cpulist = reader.Attr(dir + "/local_cpulist", Need::kOptional).value_or("");
+  f.local_cpulist = reader.Attr(files.Attribute("local_cpulist"), Need::kOptional).value_or("");
   f.link = ReadPciLink(reader, dir);
 
   // /sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:02.0/0000:18:00.0:
@@ -101,9 +103,10 @@ model::PciFunction ReadPciFunction(Reader& reader, const std::string& bdf) {
   for (size_t i = 0; i < bridges.size(); ++i) {
     model::PciBridge b;
     b.bdf = Basename(bridges[i]);
-    b.vendor_id = reader.Attr(bridges[i] + "/vendor").value_or("");
-    b.device_id = reader.Attr(bridges[i] + "/device").value_or("");
-    b.class_code = reader.Attr(bridges[i] + "/class").value_or("");
+    const sys::pci::FunctionFiles bridge(bridges[i]);
+    b.vendor_id = reader.Attr(bridge.Attribute("vendor")).value_or("");
+    b.device_id = reader.Attr(bridge.Attribute("device")).value_or("");
+    b.class_code = reader.Attr(bridge.Attribute("class")).value_or("");
     if (!StartsWith(ToLower(b.class_code), "0x0604")) {
       b.role = "bridge";
     } else if (i == 0) {

@@ -8,10 +8,11 @@
 
 #include "fabcheck/model/inventory.h"
 #include "inventory/reader.h"
+#include "sys/pci.h"
 
 namespace fabcheck::inventory {
 
-inline constexpr std::string_view kPciDevicesDir = "/sys/bus/pci/devices";
+inline constexpr std::string_view kPciDevicesDir = sys::pci::kDevicesDir;
 
 // What a PCI function is, from class and vendor alone.
 enum class PciKind { kOther, kGpu, kNvSwitch, kNic };

@@ -23,6 +23,9 @@
 #include "ladder/coll_service.h"
 #include "telemetry/ethtool_stats.h"
 #include "telemetry/port_reader.h"
+#include "sys/infiniband.h"
+#include "sys/net_class.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::ladder {
 namespace {
@@ -48,7 +51,7 @@ nlohmann::json Facts(const sys::SysRoot& root, const model::Inventory& inv) {
   }
   for (const auto& nic : inv.nics) {
     if (nic.pci.driver.empty() || nic.rdma_devices.empty()) continue;
-    auto version = root.ReadAttribute("/sys/module/" + nic.pci.driver + "/version");
+    auto version = root.ReadAttribute(sys::procfs::ModuleDir(nic.pci.driver) + "/version");
     drivers.insert(version.ok() ? nic.pci.driver + " " + *version : nic.pci.driver);
   }
   // PFC per netdev differs by name between nodes; compare the priorities alone.
@@ -187,7 +190,7 @@ model::CounterSample SampleCounters(const sys::SysRoot& root) {
   model::CounterSample sample;
   sample.time_unix = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   std::set<std::string> roce_netdevs;
-  auto devices = root.ListDir("/sys/class/infiniband");
+  auto devices = sys::infiniband::ListDevices(root);
   for (const auto& dev : devices.ok() ? *devices : std::vector<std::string>{}) {
     auto ports = telemetry::ListPorts(root, dev);
     for (int port : ports.ok() ? *ports : std::vector<int>{}) {
@@ -197,27 +200,15 @@ model::CounterSample SampleCounters(const sys::SysRoot& root) {
       for (const auto& c : r.hw_counters) values["hw_counters/" + c.file] = c.value;
       if (!values.empty()) sample.values[fmt::format("{}/{}", dev, port)] = std::move(values);
       if (r.link_layer == "Ethernet") {
-        auto ndevs = root.ListDir(fmt::format("/sys/class/infiniband/{}/ports/{}/gid_attrs/ndevs", dev, port));
-        for (const auto& idx : ndevs.ok() ? *ndevs : std::vector<std::string>{}) {
-          auto name = root.ReadAttribute(fmt::format("/sys/class/infiniband/{}/ports/{}/gid_attrs/ndevs/{}", dev, port, idx));
-          if (name.ok() && !name->empty()) roce_netdevs.insert(*name);
-        }
+        for (std::string& name : sys::infiniband::PortGidNetdevs(root, dev, port)) roce_netdevs.insert(std::move(name));
       }
     }
   }
-  auto netdevs = root.ListDir("/sys/class/net");
+  auto netdevs = sys::net_class::ListInterfaces(root);
   for (const auto& nd : netdevs.ok() ? *netdevs : std::vector<std::string>{}) {
     if (nd == "lo") continue;
-    const std::string dir = "/sys/class/net/" + nd + "/statistics";
-    auto files = root.ListDir(dir);
-    if (!files.ok()) continue;
-    std::map<std::string, uint64_t> values;
-    for (const auto& f : *files) {
-      auto text = root.ReadAttribute(dir + "/" + f);
-      auto v = text.ok() ? ParseUint(*text) : std::nullopt;
-      if (v) values[f] = *v;
-    }
-    if (!values.empty()) sample.values[nd] = std::move(values);
+    auto values = sys::net_class::ReadStatistics(root, nd);
+    if (values.ok() && !values->empty()) sample.values[nd] = std::move(*values);
   }
   // PFC pause counters of the RoCE netdevs (mlx5 per-priority names).
   std::unique_ptr<telemetry::EthtoolSource> ethtool;

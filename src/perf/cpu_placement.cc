@@ -5,15 +5,12 @@
 #include <fmt/format.h>
 
 #include "base/units.h"
-#include "sys/sysroot.h"
+#include "sys/numa.h"
 
 namespace fabcheck::perf {
 
-std::vector<int> CpusOfNode(int node) {
-  auto root = sys::SysRoot::Live();
-  auto text = root.ReadAttribute(fmt::format("/sys/devices/system/node/node{}/cpulist", node));
-  if (!text.ok()) return {};
-  auto cpus = ParseCpuList(*text);
+std::vector<int> CpusOfNode(const sys::SysRoot& root, int node) {
+  auto cpus = sys::numa::ReadNodeCpus(root, node);
   if (!cpus.ok()) return {};
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -35,14 +32,15 @@ void PinThread(const std::vector<int>& cpus) {
   (void)::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
-Result<NumaBinding> ResolveNuma(const NumaSpec& spec, std::optional<int> device_node, const std::string& device) {
+Result<NumaBinding> ResolveNuma(const sys::SysRoot& root, const NumaSpec& spec, std::optional<int> device_node,
+                                const std::string& device) {
   NumaBinding b;
   switch (spec.mode) {
     case NumaSpec::Mode::kOff:
       break;
     case NumaSpec::Mode::kAuto:
       if (device_node) {
-        b.cpus = CpusOfNode(*device_node);
+        b.cpus = CpusOfNode(root, *device_node);
         if (!b.cpus.empty()) {
           b.node = device_node;
         } else {
@@ -55,7 +53,7 @@ Result<NumaBinding> ResolveNuma(const NumaSpec& spec, std::optional<int> device_
       }
       break;
     case NumaSpec::Mode::kNode:
-      b.cpus = CpusOfNode(spec.node);
+      b.cpus = CpusOfNode(root, spec.node);
       if (b.cpus.empty()) {
         return FailedPreconditionError(fmt::format(
             "--numa {}: NUMA node {} has no CPU this process may use (see lscpu; use --numa auto or off)", spec.node,

@@ -11,11 +11,12 @@
 
 #include "base/status.h"
 #include "perf/transport.h"
+#include "sys/sysroot.h"
 
 namespace fabcheck::perf {
 
 // CPUs of `node` allowed to this thread; empty when unknown.
-std::vector<int> CpusOfNode(int node);
+std::vector<int> CpusOfNode(const sys::SysRoot& root, int node);
 // Pins the calling thread to `cpus` (no-op when empty).
 void PinThread(const std::vector<int>& cpus);
 
@@ -28,7 +29,8 @@ struct NumaBinding {
 // auto: the device's node when known (`device_node`), else unbound with a note
 // naming `device`; N: node N, FailedPrecondition when it has no usable CPU;
 // off: unbound.
-Result<NumaBinding> ResolveNuma(const NumaSpec& spec, std::optional<int> device_node, const std::string& device);
+Result<NumaBinding> ResolveNuma(const sys::SysRoot& root, const NumaSpec& spec, std::optional<int> device_node,
+                                const std::string& device);
 
 // Restores the calling thread's CPU affinity when it goes out of scope, so a
 // server thread that served one client bound to node 1 does not carry that

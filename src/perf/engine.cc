@@ -163,6 +163,7 @@ Status RunSide(const TestParams& p, Transport& transport, FramedConnection& conn
 
 Result<model::PerfResult> RunClient(const ClientOptions& o) {
   const TestParams& p = o.params;
+  if (!o.root) return InvalidArgumentError("perf::RunClient: ClientOptions.root is not set (the node to read)");
   RETURN_IF_ERROR(ValidateTestParams(p));
   ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, CreateTransport(p.transport));
   RETURN_IF_ERROR(CheckCapabilities(p, transport->GetCapabilities(), Role::kClient));
@@ -172,6 +173,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
   LocalContext local;
   local.role = Role::kClient;
   local.spec = &p.client;
+  local.root = &*o.root;
   local.control_local_addr = LocalAddress(fd.get());
   local.control_peer_addr = PeerAddress(fd.get());
   local.connect_timeout = o.connect_timeout;

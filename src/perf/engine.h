@@ -22,6 +22,9 @@ struct ClientOptions {
   int port = kDefaultPort;
   TestParams params;
   std::optional<std::string> token;  // the shared secret when the server wants one (--token-file)
+  // The node this side runs on, as the command opened it (SysRoot::Live() on
+  // a node); required: perf reads the node only through it.
+  std::optional<sys::SysRoot> root;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds io_timeout{30000};
   const std::atomic<bool>* cancel = nullptr;

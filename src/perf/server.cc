@@ -26,6 +26,7 @@ int64_t NowNs() {
 
 Result<std::unique_ptr<Server>> Server::Start(ServeOptions options) {
   if (options.limits.max_clients < 1) return InvalidArgumentError("--max-clients must be 1 or more");
+  if (!options.root) return InvalidArgumentError("perf::Server::Start: ServeOptions.root is not set (the node to read)");
   std::unique_ptr<Server> server(new Server(std::move(options)));
   ASSIGN_OR_RETURN(server->listener_, ListenTcp(server->options_.bind, server->options_.port, 64));
   server->port_ = LocalPort(server->listener_.get());
@@ -211,6 +212,7 @@ Status Server::Serve(FramedConnection& conn, Client& me, const std::string& loca
     LocalContext local;
     local.role = Role::kServer;
     local.spec = &params->server;
+    local.root = &*options_.root;
     local.control_local_addr = local_addr;
     local.control_peer_addr = peer_addr;
     local.connect_timeout = options_.connect_timeout;

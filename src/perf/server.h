@@ -16,6 +16,7 @@
 #include "base/rate_limit.h"
 #include "base/status.h"
 #include "perf/protocol.h"
+#include "sys/sysroot.h"
 
 namespace fabcheck::perf {
 
@@ -23,6 +24,8 @@ struct ServeOptions {
   std::string bind;                  // "" = every address
   int port = kDefaultPort;           // 0 = any free port (tests)
   std::optional<std::string> token;  // require HMAC proof of this token
+  // The node the server runs on, as the command opened it; required (see ClientOptions::root).
+  std::optional<sys::SysRoot> root;
   ServerLimits limits;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds io_timeout{30000};

@@ -64,7 +64,7 @@ struct NetPlacement {
   int mtu = 0;
   std::optional<int> numa_node;  // the NIC's node; nullopt for virtual devices / unknown
 };
-NetPlacement FindNetPlacement(const std::string& local_addr);
+NetPlacement FindNetPlacement(const sys::SysRoot& root, const std::string& local_addr);
 using perf::CpusOfNode;
 using perf::PinThread;
 

@@ -66,9 +66,9 @@ uint64_t TcpTransport::MemoryNeeded(const TestParams& p, Role role) const {
 
 Status TcpTransport::SetupPlacement() {
   const EndpointSpec& spec = *local_.spec;
-  place_ = FindNetPlacement(local_.control_local_addr);
+  place_ = FindNetPlacement(*local_.root, local_.control_local_addr);
   ASSIGN_OR_RETURN(NumaBinding numa,
-                   ResolveNuma(spec.numa, place_.numa_node,
+                   ResolveNuma(*local_.root, spec.numa, place_.numa_node,
                                place_.netdev.empty() ? local_.control_local_addr : place_.netdev));
   cpus_ = std::move(numa.cpus);
   bound_node_ = numa.node;

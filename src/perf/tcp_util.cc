@@ -15,7 +15,7 @@
 #include "base/strings.h"
 #include "base/units.h"
 #include "perf/tcp_internal.h"
-#include "sys/sysroot.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::perf::tcp {
 
@@ -120,7 +120,7 @@ Status RecvFull(int fd, char* data, size_t len, const WaitContext& wait, const c
   return Status::Ok();
 }
 
-NetPlacement FindNetPlacement(const std::string& local_addr) {
+NetPlacement FindNetPlacement(const sys::SysRoot& root, const std::string& local_addr) {
   NetPlacement out;
   ifaddrs* list = nullptr;
   if (::getifaddrs(&list) != 0) return out;
@@ -141,14 +141,8 @@ NetPlacement FindNetPlacement(const std::string& local_addr) {
   }
   ::freeifaddrs(list);
   if (out.netdev.empty()) return out;
-  auto root = sys::SysRoot::Live();
-  std::string base = "/sys/class/net/" + out.netdev;
-  if (auto mtu = root.ReadAttribute(base + "/mtu"); mtu.ok()) {
-    if (auto v = ParseInt(*mtu)) out.mtu = static_cast<int>(*v);
-  }
-  if (auto node = root.ReadAttribute(base + "/device/numa_node"); node.ok()) {
-    if (auto v = ParseInt(*node); v && *v >= 0) out.numa_node = static_cast<int>(*v);
-  }
+  if (auto mtu = sys::net_class::ReadMtu(root, out.netdev); mtu.ok()) out.mtu = *mtu;
+  out.numa_node = sys::net_class::ReadNumaNode(root, out.netdev);
   return out;
 }
 

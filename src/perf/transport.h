@@ -54,6 +54,7 @@
 
 #include "base/status.h"
 #include "fabcheck/model/perf.h"
+#include "sys/sysroot.h"
 
 namespace fabcheck::perf {
 
@@ -187,6 +188,9 @@ class ControlChannel {
 struct LocalContext {
   Role role = Role::kClient;
   const EndpointSpec* spec = nullptr;     // == &params.local(role)
+  // The node this side reads (the NIC's NUMA node and netdevs, NUMA CPUs,
+  // retry counters): the root the command gave ClientOptions/ServeOptions.
+  const sys::SysRoot* root = nullptr;
   std::string control_local_addr;         // this side's address on the control connection ("10.0.0.2")
   std::string control_peer_addr;          // the peer's address on the control connection
   std::chrono::milliseconds connect_timeout{10000};

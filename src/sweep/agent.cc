@@ -17,10 +17,12 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   bool rails_elsewhere = false;
   for (const auto& r : config.rails) rails_elsewhere |= !r.address.empty() && r.address != config.bind;
   const std::string data_bind = config.bind == "0.0.0.0" || rails_elsewhere ? "" : config.bind;
+  if (!config.root) return InvalidArgumentError("agent: AgentConfig.root is not set (the node perf runs on)");
   perf::ServeOptions serve;
   serve.bind = data_bind;
   serve.port = config.perf_port;
   serve.token = config.token;
+  serve.root = config.root;
   serve.limits.set_by_serve_options = false;  // the agent takes no --max-* options
   auto perf_server = perf::Server::Start(serve);
   if (!perf_server.ok()) return perf_server.status().WithContext("agent: perf server");
@@ -42,7 +44,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   options.node = config.node;
   options.counters = config.counters;
   options.coll = config.coll;
-  PeerTestEnv env{config.token, &a->cancel_};
+  PeerTestEnv env{config.token, &a->cancel_, *config.root};
   options.run_test = [env](const control::PeerTestRequest& r) { return RunPeerTest(r, env); };
   // The echo needs the control port's number (same number, UDP), so with
   // port 0 the control server binds first and the echo follows.

@@ -14,6 +14,7 @@
 #include "control/api.h"
 #include "control/server.h"
 #include "sweep/mtu_probe.h"
+#include "sys/sysroot.h"
 
 namespace fabcheck::perf {
 class Server;
@@ -32,6 +33,9 @@ struct AgentConfig {
   control::JsonHandler node;                         // optional: POST /v1/node (the ladder's node service)
   control::JsonHandler counters;                     // optional: GET /v1/counters
   control::JsonHandler coll;                         // optional: POST /v1/coll (the ladder's L4 ranks)
+  // The node the perf server and the peer tests run on (the command passes
+  // the live node: data moves through its NICs whatever --sysroot answers); required.
+  std::optional<sys::SysRoot> root;
 };
 
 class LocalAgent {

@@ -19,6 +19,7 @@ Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerT
   o.host = r.peer;
   o.port = r.perf_port;
   o.token = env.token;
+  o.root = env.root;
   o.cancel = env.cancel;
   o.connect_timeout = std::chrono::milliseconds(std::min(r.timeout_ms, 5000));
   o.io_timeout = std::chrono::milliseconds(r.timeout_ms);

@@ -11,12 +11,14 @@
 
 #include "base/status.h"
 #include "control/api.h"
+#include "sys/sysroot.h"
 
 namespace fabcheck::sweep {
 
 struct PeerTestEnv {
   std::optional<std::string> token;          // the perf server's shared token
   const std::atomic<bool>* cancel = nullptr;  // agent shutdown
+  std::optional<sys::SysRoot> root;           // the node the client side runs on
 };
 
 Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& request, const PeerTestEnv& env);

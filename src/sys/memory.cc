@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/strings.h"
+#include "sys/numa.h"
 
 namespace fabcheck::sys {
 namespace {
@@ -47,12 +48,12 @@ Result<std::vector<HugePagePool>> ReadHugePages(const SysRoot& root) {
     return NotFoundError("no " + root.DisplayPath(kHugePagesDir) + ": the kernel has no HugeTLB support");
   }
   ReadPools(root, std::string(kHugePagesDir), -1, &pools);
-  if (auto nodes = root.ListDir("/sys/devices/system/node"); nodes.ok()) {
+  if (auto nodes = numa::ListEntries(root); nodes.ok()) {
     for (const auto& name : *nodes) {
       if (!StartsWith(name, "node")) continue;
       auto id = ParseInt(std::string_view(name).substr(4));
       if (!id || *id < 0 || *id >= kMaxNodes) continue;
-      ReadPools(root, "/sys/devices/system/node/" + name + "/hugepages", static_cast<int>(*id), &pools);
+      ReadPools(root, numa::NodeDir(name) + "/hugepages", static_cast<int>(*id), &pools);
     }
   }
   std::sort(pools.begin(), pools.end(), [](const HugePagePool& a, const HugePagePool& b) {

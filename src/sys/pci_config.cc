@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sys/pci.h"
+
 namespace fabcheck::sys {
 namespace {
 
@@ -54,7 +56,7 @@ Result<std::optional<size_t>> FindExtended(std::string_view config, uint16_t wan
 
 }  // namespace
 
-std::string PciConfigPath(std::string_view bdf) { return "/sys/bus/pci/devices/" + std::string(bdf) + "/config"; }
+std::string PciConfigPath(std::string_view bdf) { return pci::Function(bdf).dir() + "/config"; }
 
 Result<std::string> ReadPciConfig(const SysRoot& root, std::string_view bdf) {
   return root.ReadFile(PciConfigPath(bdf));

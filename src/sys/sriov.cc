@@ -4,6 +4,9 @@
 #include <set>
 
 #include "base/strings.h"
+#include "sys/infiniband.h"
+#include "sys/net_class.h"
+#include "sys/pci.h"
 
 namespace fabcheck::sys::sriov {
 namespace {
@@ -34,7 +37,7 @@ std::vector<std::string> ListOrEmpty(const SysRoot& root, const std::string& dir
 
 }  // namespace
 
-std::string PciDeviceDir(std::string_view pci_address) { return "/sys/bus/pci/devices/" + std::string(pci_address); }
+std::string PciDeviceDir(std::string_view pci_address) { return pci::Function(pci_address).dir(); }
 
 bool IsPhysicalFunction(const SysRoot& root, std::string_view pci_address) {
   return root.Exists(PciDeviceDir(pci_address) + "/sriov_totalvfs");
@@ -42,8 +45,8 @@ bool IsPhysicalFunction(const SysRoot& root, std::string_view pci_address) {
 
 std::vector<std::string> ListPhysicalFunctions(const SysRoot& root) {
   std::set<std::string> found;
-  for (const char* class_dir : {"/sys/class/infiniband", "/sys/class/net"}) {
-    for (const std::string& entry : ListOrEmpty(root, class_dir)) {
+  for (std::string_view class_dir : {infiniband::kClassDir, net_class::kClassDir}) {
+    for (const std::string& entry : ListOrEmpty(root, std::string(class_dir))) {
       auto bdf = DeviceOf(root, std::string(class_dir) + "/" + entry);  // virtual netdevs have none
       if (!bdf || found.count(*bdf)) continue;
       if (IsPhysicalFunction(root, *bdf)) found.insert(*bdf);

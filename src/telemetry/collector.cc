@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "sys/dir_files.h"
 #include "telemetry/counter_catalog.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::telemetry {
 namespace {
@@ -178,7 +179,7 @@ void AddPortMetrics(const PortReading& r, const Labels& labels, MetricSet& out) 
 
 void AddNetdevMetrics(const sys::SysRoot& root, const std::string& netdev, const Labels& labels, MetricSet& out,
                       CollectResult& result, PortHandles* handles, bool relist) {
-  const std::string dir = "/sys/class/net/" + netdev;
+  const std::string dir = sys::net_class::Interface(netdev).dir();
   static const std::vector<std::string> kNetdevFiles = {"carrier", "mtu", "operstate", "speed"};
   std::unique_ptr<sys::AttributeDirectory>* handle = nullptr;
   if (handles) {

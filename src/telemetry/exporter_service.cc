@@ -219,9 +219,7 @@ MetricSet ExporterService::Collect() {
   // Errors: a gauge for this scrape (by source, reason, device) and a running total.
   std::map<std::tuple<std::string, std::string, std::string>, int> grouped;
   for (const ReadError& e : result.errors) {
-    std::string device;
-    const std::string prefix = "/sys/class/infiniband/";
-    if (e.path.rfind(prefix, 0) == 0) device = e.path.substr(prefix.size(), e.path.find('/', prefix.size()) - prefix.size());
+    std::string device = sys::infiniband::DeviceOfPath(e.path);
     grouped[{e.source, e.reason, device}]++;
     if (warned_paths_.size() < kMaxWarnedPaths && warned_paths_.insert(e.path).second) {
       LOG_WARN("exporter", "skipped ({}): {}", e.reason, e.message);

@@ -4,6 +4,8 @@
 
 #include "base/strings.h"
 #include "telemetry/pod_resources.h"
+#include "sys/infiniband.h"
+#include "sys/pci.h"
 
 namespace fabcheck::telemetry {
 
@@ -51,10 +53,10 @@ PodMapping MapPodDevices(const sys::SysRoot& root, const std::vector<PodDevice>&
     std::vector<std::string> found;
     std::string id = ToLower(d.device_id);
     if (LooksLikePciAddress(id)) {
-      auto names = root.ListDir("/sys/bus/pci/devices/" + id + "/infiniband");
+      auto names = root.ListDir(sys::pci::Function(id).RdmaDevices());
       if (names.ok()) found = *names;
     } else if (!d.device_id.empty() && d.device_id.find('/') == std::string::npos &&
-               root.IsDirectory("/sys/class/infiniband/" + d.device_id)) {
+               root.IsDirectory(sys::infiniband::DeviceDir(d.device_id))) {
       found.push_back(d.device_id);
     }
     if (found.empty()) {

@@ -97,21 +97,9 @@ std::string ReasonFor(const Status& status) {
   return "unreadable";
 }
 
-namespace {
-std::vector<int> PortNumbers(const std::vector<std::string>& names) {
-  std::vector<int> ports;
-  for (const auto& name : names) {
-    auto n = ParseInt(name);
-    if (n && *n > 0 && *n < 256) ports.push_back(static_cast<int>(*n));
-  }
-  std::sort(ports.begin(), ports.end());
-  return ports;
-}
-}  // namespace
 
 Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device) {
-  ASSIGN_OR_RETURN(auto names, root.ListDir(sys::infiniband::PortsDir(device)));
-  return PortNumbers(names);
+  return sys::infiniband::ListPorts(root, device);
 }
 
 Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& device, std::string* resolved) {
@@ -119,13 +107,13 @@ Result<std::vector<int>> ListPorts(const sys::SysRoot& root, const std::string& 
   if (resolved == nullptr || root.recording()) return ListPorts(root, device);
   if (!resolved->empty()) {
     // A resolved path has no links left: listing it cannot leave the root.
-    if (auto names = sys::ListResolvedDirectory(root, *resolved); names.ok()) return PortNumbers(*names);
+    if (auto names = sys::ListResolvedDirectory(root, *resolved); names.ok()) return sys::infiniband::PortNumbers(*names);
     resolved->clear();  // moved or gone: walk the path again
   }
   ASSIGN_OR_RETURN(std::string path, root.Resolve(dir));
   ASSIGN_OR_RETURN(auto names, root.ListDir(path));
   *resolved = path;
-  return PortNumbers(names);
+  return sys::infiniband::PortNumbers(names);
 }
 
 Result<std::vector<sys::DirFile>> ReadAttributeDir(const sys::SysRoot& root, const std::string& dir,
@@ -157,7 +145,8 @@ PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int po
   PortReading reading;
   reading.device = device;
   reading.port = port;
-  const std::string dir = sys::infiniband::PortDir(device, port);
+  const sys::infiniband::PortFiles port_files = sys::infiniband::Port(device, port);
+  const std::string& dir = port_files.dir();
 
   // One resolution of the port directory per scrape, then openat() per file.
   static const std::vector<std::string> kPortFiles = {"link_layer", "phys_state", "rate", "state"};
@@ -202,19 +191,19 @@ PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int po
   }
 
   // rxe has no PMA and so no counters/ directory: not an error.
-  reading.has_counters_dir = ReadCounterDir(root, reading, dir + "/counters", "counters", reading.counters,
+  reading.has_counters_dir = ReadCounterDir(root, reading, port_files.Counters(), "counters", reading.counters,
                                             handles ? &handles->counters : nullptr, relist,
                                             handles ? &handles->counters_absent : nullptr);
   if (reading.has_counters_dir) ApplyPmaSemantics(reading);
   // Kernels before v4.5 put the 64-bit PortCountersExtended values here; absent on current kernels.
-  ReadCounterDir(root, reading, dir + "/counters_ext", "counters_ext", reading.counters_ext,
+  ReadCounterDir(root, reading, port_files.CountersExt(), "counters_ext", reading.counters_ext,
                  handles ? &handles->counters_ext : nullptr, relist,
                  handles ? &handles->counters_ext_absent : nullptr);
   for (CounterValue& counter : reading.counters_ext) {
     const CounterSpec* spec = FindExtCounter(counter.file);
     if (spec != nullptr && spec->octets_div4) counter.value *= 4;
   }
-  ReadCounterDir(root, reading, dir + "/hw_counters", "hw_counters", reading.hw_counters,
+  ReadCounterDir(root, reading, port_files.HwCounters(), "hw_counters", reading.hw_counters,
                  handles ? &handles->hw_counters : nullptr, relist,
                  handles ? &handles->hw_counters_absent : nullptr);
   return reading;

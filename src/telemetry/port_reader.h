@@ -68,7 +68,7 @@ struct PortHandles {
   bool hw_counters_absent = false;
 };
 
-// Reads /sys/class/infiniband/<device>/ports/<port>/. With `handles`, reads
+// Reads the port's directory (sys/infiniband.h). With `handles`, reads
 // through (and fills) them; `relist` lists the directories again to see
 // counters that appeared. Without, every file is opened for this read only.
 PortReading ReadPort(const sys::SysRoot& root, const std::string& device, int port, PortHandles* handles = nullptr,

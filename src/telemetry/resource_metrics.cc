@@ -4,6 +4,8 @@
 #include <set>
 
 #include "base/strings.h"
+#include "sys/infiniband.h"
+#include "sys/pci.h"
 
 namespace fabcheck::telemetry {
 namespace {
@@ -28,13 +30,13 @@ NamedDevice Name(const sys::SysRoot& root, const std::string& resource, const st
   resolved = false;
   std::string lower = ToLower(device_id);
   if (LooksLikePciAddress(lower)) {
-    if (!root.IsDirectory(sys::sriov::PciDeviceDir(lower))) return d;
+    if (!root.IsDirectory(sys::pci::Function(lower).dir())) return d;
     d.pci_address = lower;
-    auto names = root.ListDir(sys::sriov::PciDeviceDir(lower) + "/infiniband");
+    auto names = root.ListDir(sys::pci::Function(lower).RdmaDevices());
     if (names.ok() && !names->empty()) d.rdma_device = names->front();
     resolved = true;
   } else if (!device_id.empty() && device_id.find('/') == std::string::npos &&
-             root.IsDirectory("/sys/class/infiniband/" + device_id)) {
+             root.IsDirectory(sys::infiniband::DeviceDir(device_id))) {
     d.rdma_device = device_id;
     resolved = true;
   }

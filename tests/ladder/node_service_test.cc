@@ -86,6 +86,7 @@ TEST(NodeService, ServedByTheAgent) {
   auto service = NodeService::Create({kCapture, "test", false});
   ASSERT_TRUE(service.ok());
   sweep::AgentConfig config;
+  config.root = sys::SysRoot::Live();
   config.bind = "127.0.0.1";
   config.control_port = 0;
   NodeService::Wire(*service, config);
@@ -105,6 +106,7 @@ TEST(NodeService, ServedByTheAgent) {
 
   // An agent without the service says so (501), never a crash.
   sweep::AgentConfig bare;
+  bare.root = sys::SysRoot::Live();
   bare.bind = "127.0.0.1";
   bare.control_port = 0;
   auto old = sweep::LocalAgent::Start(bare);

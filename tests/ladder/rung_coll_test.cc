@@ -30,6 +30,7 @@ TEST(RungColl, RanksOfEveryMemberStartTogetherAndTheirWordsComeBack) {
     auto service = NodeService::Create(o);
     ASSERT_TRUE(service.ok()) << service.status().message();
     sweep::AgentConfig config;
+    config.root = sys::SysRoot::Live();
     config.bind = "127.0.0.1";
     config.control_port = 0;
     config.name = name;
@@ -55,7 +56,7 @@ TEST(RungColl, RanksOfEveryMemberStartTogetherAndTheirWordsComeBack) {
   o.coll_port = 0;  // replaced below: a free port for rank 0's rendezvous
   {
     // Any free port: bind, read it, release.
-    auto probe = sweep::LocalAgent::Start({.bind = "127.0.0.1", .control_port = 0});
+    auto probe = sweep::LocalAgent::Start({.bind = "127.0.0.1", .control_port = 0, .root = sys::SysRoot::Live()});
     ASSERT_TRUE(probe.ok());
     o.coll_port = (*probe)->control_port();
   }

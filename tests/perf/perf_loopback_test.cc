@@ -20,6 +20,7 @@ class LoopbackTest : public ::testing::Test {
  protected:
   void StartServer(std::optional<std::string> token = std::nullopt, ServerLimits limits = {}) {
     ServeOptions o;
+    o.root = sys::SysRoot::Live();
     o.bind = "127.0.0.1";
     o.port = 0;
     o.token = std::move(token);
@@ -40,6 +41,7 @@ class LoopbackTest : public ::testing::Test {
   }
   ClientOptions Client(TestParams p) {
     ClientOptions o;
+    o.root = sys::SysRoot::Live();
     o.host = "127.0.0.1";
     o.port = server_->port();
     o.params = std::move(p);
@@ -304,6 +306,7 @@ class FakeServer {
 
 ClientOptions FakeClient(int port) {
   ClientOptions o;
+  o.root = sys::SysRoot::Live();
   o.host = "127.0.0.1";
   o.port = port;
   o.params.op = model::PerfOp::kSend;

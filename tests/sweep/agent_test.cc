@@ -13,6 +13,7 @@ TEST(LoopbackSweepTest, ThreeAgentsOneDiesMidSweep) {
   std::vector<control::HostPort> endpoints;
   for (int i = 0; i < 3; ++i) {
     AgentConfig c;
+    c.root = sys::SysRoot::Live();
     c.bind = "127.0.0.1";
     c.control_port = 0;
     c.perf_port = 0;
@@ -65,6 +66,7 @@ TEST(LoopbackSweepTest, StopFlagGivesAPartialResult) {
   std::vector<control::HostPort> endpoints;
   for (int i = 0; i < 4; ++i) {
     AgentConfig c;
+    c.root = sys::SysRoot::Live();
     c.bind = "127.0.0.1";
     c.control_port = 0;
     auto a = LocalAgent::Start(c);

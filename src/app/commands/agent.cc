@@ -13,6 +13,7 @@
 #include "ladder/node_service.h"
 #include "net/auth.h"
 #include "sweep/agent.h"
+#include "sys/sysroot.h"
 
 namespace {
 
@@ -44,6 +45,8 @@ int RunAgent(const AgentOptions& o) {
   config.control_port = listen->port;
   config.perf_port = o.perf_port;
   config.name = o.name;
+  // perf moves data through this node's NICs, whatever --sysroot answers.
+  config.root = sys::SysRoot::Live();
   if (!o.token_file.empty()) {
     auto token = net::ReadTokenFile(o.token_file);
     if (!token.ok()) {

@@ -28,6 +28,7 @@
 #include "telemetry/exporter_service.h"
 #include "telemetry/http_server.h"
 #include "telemetry/prometheus_text.h"
+#include "sys/procfs.h"
 
 namespace {
 
@@ -56,7 +57,7 @@ struct ExporterFlags {
 
 std::string DefaultNodeName(const sys::SysRoot& root) {
   if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
-  if (auto host = root.ReadAttribute("/proc/sys/kernel/hostname"); host.ok() && !host->empty()) return *host;
+  if (auto host = root.ReadAttribute(sys::procfs::kHostname); host.ok() && !host->empty()) return *host;
   char buffer[256] = {};
   if (::gethostname(buffer, sizeof(buffer) - 1) == 0 && buffer[0]) return buffer;
   return "unknown";

@@ -28,6 +28,7 @@
 #include "report/ladder_text.h"
 #include "sweep/agent.h"
 #include "sweep/discovery.h"
+#include "sys/sysroot.h"
 
 namespace {
 
@@ -91,6 +92,7 @@ Result<std::unique_ptr<sweep::LocalAgent>> StartOwnAgent(const Options& o, const
   c.control_port = listen.port;
   c.perf_port = 0;
   c.token = token;
+  c.root = sys::SysRoot::Live();  // perf moves data through this node's NICs
   for (const auto& i : o.data_ifaces) {
     ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromInterface(i));
     c.rails.push_back(r);

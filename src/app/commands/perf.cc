@@ -14,6 +14,7 @@
 #include "perf/engine.h"
 #include "perf/server.h"
 #include "report/perf_table.h"
+#include "sys/sysroot.h"
 
 namespace {
 
@@ -57,6 +58,7 @@ Result<std::optional<int>> ParseGidIndex(const std::string& text) {
 
 int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
   perf::ClientOptions o;
+  o.root = sys::SysRoot::Live();
   o.host = a.host;
   o.port = a.port;
   if (auto colon = a.host.rfind(':'); colon != std::string::npos && a.host.find(':') == colon) {
@@ -161,6 +163,7 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
 
 int RunServeCommand(const ServeArgs& a) {
   perf::ServeOptions o;
+  o.root = sys::SysRoot::Live();
   o.bind = a.bind;
   o.port = a.port;
   o.limits.max_clients = a.max_clients;

@@ -20,6 +20,7 @@
 #include "sweep/discovery.h"
 #include "report/sweep_text.h"
 #include "sweep/runner.h"
+#include "sys/sysroot.h"
 
 namespace {
 
@@ -75,6 +76,7 @@ Result<sweep::AgentConfig> AgentConfigFrom(const Options& o, const std::optional
   c.control_port = listen.port;
   c.perf_port = 0;
   c.token = token;
+  c.root = sys::SysRoot::Live();  // perf moves data through this node's NICs
   for (const auto& i : o.data_ifaces) {
     ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromInterface(i));
     c.rails.push_back(r);

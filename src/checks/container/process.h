@@ -15,7 +15,7 @@ struct ProcessFacts {
   Result<Rlimit> memlock = UnavailableError("not read");
   Result<uint64_t> cap_eff = UnavailableError("not read");
   bool in_container = false;
-  std::string container_evidence;  // what says so ("/proc/self/cgroup mentions kubepods")
+  std::string container_evidence;  // what says so (the cgroup file "mentions kubepods")
   bool HasIpcLock() const { return cap_eff.ok() && (*cap_eff >> kCapIpcLock) & 1; }
 };
 

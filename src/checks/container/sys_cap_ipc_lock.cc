@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "checks/container/process.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -14,7 +15,7 @@ void Run(const Context& ctx, Reporter& out) {
     out.Unknown("process", "capabilities unknown: " + f.cap_eff.status().message());
     return;
   }
-  std::vector<std::string> ev = {fmt::format("/proc/self/status: CapEff {:016x}, bit {} (CAP_IPC_LOCK) {}", *f.cap_eff,
+  std::vector<std::string> ev = {fmt::format("{}: CapEff {:016x}, bit {} (CAP_IPC_LOCK) {}", sys::procfs::kSelfStatus, *f.cap_eff,
                                              kCapIpcLock, f.HasIpcLock() ? "set" : "not set")};
   if (f.in_container) ev.push_back("container: " + f.container_evidence);
   if (f.memlock.ok()) ev.push_back("memlock soft limit " + FormatLimit(f.memlock->soft));

@@ -3,6 +3,7 @@
 
 #include "base/units.h"
 #include "checks/container/process.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -19,9 +20,9 @@ void Run(const Context& ctx, Reporter& out) {
     return;
   }
   const Rlimit& l = *f.memlock;
-  std::vector<std::string> ev = {"/proc/self/limits: Max locked memory soft " + FormatLimit(l.soft) + ", hard " +
+  std::vector<std::string> ev = {std::string(sys::procfs::kSelfLimits) + ": Max locked memory soft " + FormatLimit(l.soft) + ", hard " +
                                  FormatLimit(l.hard)};
-  if (f.cap_eff.ok()) ev.push_back(fmt::format("/proc/self/status: CapEff {:016x} (CAP_IPC_LOCK {})", *f.cap_eff,
+  if (f.cap_eff.ok()) ev.push_back(fmt::format("{}: CapEff {:016x} (CAP_IPC_LOCK {})", sys::procfs::kSelfStatus, *f.cap_eff,
                                                f.HasIpcLock() ? "set" : "not set"));
   if (l.soft == kRlimUnlimited) {
     out.Pass("process", "memlock limit is unlimited", ev);

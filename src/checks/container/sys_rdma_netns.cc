@@ -2,6 +2,7 @@
 // than the process (the Multus/SR-IOV trap).
 #include "checks/check.h"
 #include "checks/facts.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -23,7 +24,8 @@ void Run(const Context& ctx, Reporter& out) {
       if (!g.netdev.empty()) names.insert(g.netdev);
     }
     if (names.empty()) {
-      out.Unknown(ref.Label(), "the port names no netdev (empty gid_attrs/ndevs): cannot tell its namespace");
+      out.Unknown(ref.Label(), "the port names no netdev (empty " + std::string(sys::infiniband::kGidNdevsRel) +
+                                   "): cannot tell its namespace");
       continue;
     }
     std::vector<std::string> missing, present;
@@ -34,8 +36,8 @@ void Run(const Context& ctx, Reporter& out) {
                   (present.empty() ? ": the process can open the RDMA device but owns none of its addresses, so "
                                      "RoCE connections (GIDs, rdma_cm, NCCL's GID choice) do not work from here"
                                    : " (" + Join(present, ", ") + " is)"),
-              {ref.SysfsDir() + "/gid_attrs/ndevs/*: " + Join(std::vector<std::string>(names.begin(), names.end()), ", "),
-               "/sys/class/net (this namespace) lacks: " + Join(missing, ", ")},
+              {ref.Files().GidNdev("*") + ": " + Join(std::vector<std::string>(names.begin(), names.end()), ", "),
+               std::string(sys::net_class::kClassDir) + " (this namespace) lacks: " + Join(missing, ", ")},
               "give the pod the RDMA device that belongs to its own interface: SR-IOV (VF netdev + its RDMA device, "
               "isRdma: true) or macvlan/ipvlan on the PF with the shared RDMA plugin; with `rdma system set netns "
               "exclusive` move the RDMA device into the pod's namespace");

@@ -1,5 +1,4 @@
 // sys.uverbs.missing: an RDMA device has no accessible /dev/infiniband/uverbsN.
-#include <unistd.h>
 
 #include <map>
 
@@ -8,6 +7,7 @@
 #include "base/json_text.h"
 #include "checks/check.h"
 #include "checks/facts.h"
+#include "sys/infiniband.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -17,11 +17,11 @@ constexpr std::string_view kMeta = "doctor/dev-infiniband.json";
 // uverbsN -> RDMA device, from /sys/class/infiniband_verbs/*/ibdev.
 std::map<std::string, std::string> VerbsNodes(const sys::SysRoot& root) {
   std::map<std::string, std::string> out;
-  auto names = root.ListDir("/sys/class/infiniband_verbs");
+  auto names = root.ListDir(sys::infiniband::kVerbsClassDir);
   if (!names.ok()) return out;
   for (const auto& n : *names) {
     if (!StartsWith(n, "uverbs")) continue;
-    if (auto dev = root.ReadAttribute("/sys/class/infiniband_verbs/" + n + "/ibdev"); dev.ok()) out[*dev] = n;
+    if (auto dev = root.ReadAttribute(sys::infiniband::VerbsIbdevFile(n)); dev.ok()) out[*dev] = n;
   }
   return out;
 }
@@ -34,14 +34,13 @@ struct NodeState {
 };
 
 NodeState Probe(const sys::SysRoot& root, const std::string& node, nlohmann::json* record) {
-  std::string path = "/dev/infiniband/" + node;
+  std::string path = sys::infiniband::VerbsCharDevice(node);
   NodeState s;
   if (root.live()) {
-    // A permission probe, not a read: access(2) answers for this process's
-    // credentials without opening the device.
     s.known = true;
-    s.exists = ::access(path.c_str(), F_OK) == 0;
-    s.accessible = s.exists && ::access(path.c_str(), R_OK | W_OK) == 0;
+    auto access = sys::infiniband::ProbeLiveAccess(path);
+    s.exists = access.exists;
+    s.accessible = access.accessible;
     s.how = "access(" + path + ")";
     (*record)[node] = {{"exists", s.exists}, {"accessible", s.accessible}};
     return s;
@@ -52,11 +51,11 @@ NodeState Probe(const sys::SysRoot& root, const std::string& node, nlohmann::jso
       s.known = true;
       s.exists = j.contains(node) && j[node].value("exists", false);
       s.accessible = j.contains(node) && j[node].value("accessible", false);
-      s.how = "recorded in " + root.DisplayPath("/fabcheck/" + std::string(kMeta));
+      s.how = "recorded in " + root.DisplayPath(std::string(sys::kCaptureMetaDir) + "/" + std::string(kMeta));
       return s;
     }
   }
-  if (root.IsDirectory("/dev/infiniband")) {  // a fixture tree with a /dev
+  if (root.IsDirectory(sys::infiniband::kVerbsDevDir)) {  // a fixture tree with a /dev
     s.known = true;
     s.exists = s.accessible = root.Exists(path);
     s.how = root.DisplayPath(path);
@@ -67,15 +66,16 @@ NodeState Probe(const sys::SysRoot& root, const std::string& node, nlohmann::jso
 
 void Run(const Context& ctx, Reporter& out) {
   if (!out.NeedRdma(ctx)) return;
-  if (!ctx.root->IsDirectory("/sys/class/infiniband_verbs")) {
+  const std::string verbs_dir(sys::infiniband::kVerbsClassDir);
+  if (!ctx.root->IsDirectory(verbs_dir)) {
     if (!ctx.evidence_complete) {
-      out.Unknown("node", "/sys/class/infiniband_verbs is not in " + ctx.root->Describe() +
+      out.Unknown("node", verbs_dir + " is not in " + ctx.root->Describe() +
                               " (taken without the doctor's evidence: re-take it with `fabcheck snapshot`)");
     } else {
       out.Add(model::Severity::kFail, "node",
-              "/sys/class/infiniband_verbs does not exist: the user-verbs module is not loaded, so no process can "
+              verbs_dir + " does not exist: the user-verbs module is not loaded, so no process can "
               "open an RDMA device (NCCL falls back to TCP)",
-              {"/sys/class/infiniband_verbs: absent"}, "modprobe ib_uverbs (and make it load at boot)");
+              {verbs_dir + ": absent"}, "modprobe ib_uverbs (and make it load at boot)");
     }
     return;
   }
@@ -90,12 +90,12 @@ void Run(const Context& ctx, Reporter& out) {
     if (it == nodes.end()) {
       out.Add(model::Severity::kFail, dev.name,
               "no uverbs device is registered for " + dev.name + ": user-space verbs (NCCL, perftest) cannot open it",
-              {"/sys/class/infiniband_verbs/*/ibdev: none names " + dev.name},
+              {sys::infiniband::VerbsIbdevFile("*") + ": none names " + dev.name},
               "load the user-verbs module: modprobe ib_uverbs (and mlx5_ib)");
       continue;
     }
     NodeState s = Probe(*ctx.root, it->second, &record);
-    std::string path = "/dev/infiniband/" + it->second;
+    std::string path = sys::infiniband::VerbsCharDevice(it->second);
     if (!s.known) {
       out.Unknown(dev.name, path + " cannot be checked in " + ctx.root->Describe() + " (no /dev in it)");
     } else if (!s.exists) {

@@ -5,6 +5,7 @@
 #include "checks/check.h"
 #include "checks/facts.h"
 #include "checks/proc.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -14,21 +15,22 @@ void Run(const Context& ctx, Reporter& out) {
   const auto& root = *ctx.root;
   std::vector<std::string> ev;
   // What NCCL itself probes (net_ib.cc ibGdrSupportInitOnce), then /proc/modules.
-  for (const char* path : {"/sys/module/nvidia_peermem/version", "/sys/kernel/mm/memory_peers/nv_mem/version",
-                           "/sys/kernel/mm/memory_peers/nv_mem_nc/version"}) {
+  for (std::string_view file : sys::procfs::kPeerMemoryVersionFiles) {
+    const std::string path(file);
     if (root.Exists(path)) {
       auto v = root.ReadAttribute(path);
       ev.push_back(Evidence(path, v.ok() ? *v : "(present)"));
     }
   }
-  bool peermem = !ev.empty() || root.IsDirectory("/sys/module/nvidia_peermem");
+  bool peermem = !ev.empty() || root.IsDirectory(sys::procfs::ModuleDir("nvidia_peermem"));
   if (!peermem) {
-    if (auto modules = root.ReadFile("/proc/modules"); modules.ok()) {
+    const std::string modules_file(sys::procfs::kModules);
+    if (auto modules = root.ReadFile(modules_file); modules.ok()) {
       auto names = ParseModules(*modules);
       peermem = names.count("nvidia_peermem") || names.count("nv_peer_mem");
-      ev.push_back("/proc/modules: " + std::string(peermem ? "lists" : "does not list") + " nvidia_peermem/nv_peer_mem");
+      ev.push_back(modules_file + ": " + std::string(peermem ? "lists" : "does not list") + " nvidia_peermem/nv_peer_mem");
     } else {
-      ev.push_back("/proc/modules: " + modules.status().message());
+      ev.push_back(modules_file + ": " + modules.status().message());
     }
   }
   if (!ctx.HasGpus() || !ctx.HasRdma()) {
@@ -51,14 +53,14 @@ void Run(const Context& ctx, Reporter& out) {
   // dma-buf: Linux >= 5.12 and NVIDIA's open kernel modules (R515+); NCCL >= 2.19 uses it by default.
   std::string release = ctx.inventory->host.kernel;
   if (release.empty()) {
-    if (auto r = root.ReadAttribute("/proc/sys/kernel/osrelease"); r.ok()) release = *r;
+    if (auto r = root.ReadAttribute(sys::procfs::kOsRelease); r.ok()) release = *r;
   }
   auto kernel = ParseKernelVersion(release);
   ev.push_back("kernel " + (release.empty() ? std::string("(unknown)") : release));
-  auto driver = root.ReadFile("/proc/driver/nvidia/version");
+  const std::string driver_file(sys::procfs::kNvidiaDriverVersion);
+  auto driver = root.ReadFile(driver_file);
   std::string first_line = driver.ok() ? std::string(Trim(Split(*driver, '\n').front())) : "";
-  ev.push_back(driver.ok() ? "/proc/driver/nvidia/version: " + first_line
-                           : "/proc/driver/nvidia/version: " + driver.status().message());
+  ev.push_back(driver.ok() ? driver_file + ": " + first_line : driver_file + ": " + driver.status().message());
   bool kernel_ok = kernel && (kernel->first > 5 || (kernel->first == 5 && kernel->second >= 12));
   bool open_modules = first_line.find("Open Kernel Module") != std::string::npos;
   std::string remedy =

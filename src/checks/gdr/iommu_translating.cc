@@ -3,6 +3,8 @@
 
 #include "checks/check.h"
 #include "checks/facts.h"
+#include "sys/pci.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -16,16 +18,16 @@ void Run(const Context& ctx, Reporter& out) {
     if (IsCheckedRdmaNic(ctx, nic)) devices.push_back({nic.label, nic.pci.bdf});
   }
   std::string cmdline;
-  if (auto c = root.ReadAttribute("/proc/cmdline"); c.ok()) cmdline = *c;
+  if (auto c = root.ReadAttribute(sys::procfs::kCmdline); c.ok()) cmdline = *c;
   std::vector<std::string> cmd_ev;
-  if (!cmdline.empty()) cmd_ev.push_back("/proc/cmdline = " + cmdline);
+  if (!cmdline.empty()) cmd_ev.push_back(std::string(sys::procfs::kCmdline) + " = " + cmdline);
   if (devices.empty()) {
     out.Info("node", "no GPU and no RDMA NIC: IOMMU mode does not matter here", cmd_ev);
     return;
   }
   std::map<std::string, std::vector<std::string>> by_type;
   for (const auto& [label, bdf] : devices) {
-    std::string link = "/sys/bus/pci/devices/" + bdf + "/iommu_group";
+    std::string link = sys::pci::Function(bdf).IommuGroup();
     if (!root.Exists(link)) {
       if (!ctx.evidence_complete) {
         out.Unknown(label + " (" + bdf + ")", "IOMMU mode unknown: " + root.Describe() +

@@ -82,7 +82,7 @@ void Run(const Context& ctx, Reporter& out) {
                 "ACS redirect is enabled on a PCIe " + (bridge->role.empty() ? std::string("bridge") : bridge->role) +
                     " between the GPU and its NIC: peer-to-peer traffic is sent up to the root complex instead of "
                     "across the switch, which cripples or breaks GPUDirect RDMA",
-                {fmt::format("/sys/bus/pci/devices/{}/config: ACS capability at {:#x}, ACSCtl: {}", bridge->bdf,
+                {fmt::format("{}: ACS capability at {:#x}, ACSCtl: {}", sys::PciConfigPath(bridge->bdf),
                              info.offset, FormatAcsFlags(info.control)),
                  "ACSCap: " + FormatAcsFlags(info.capability)},
                 "disable ACS redirect on the switch ports (BIOS: 'ACS' / 'PCIe ACS control' off, or at boot: setpci -s " +

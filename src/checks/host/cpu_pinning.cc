@@ -7,6 +7,7 @@
 #include "checks/check.h"
 #include "checks/facts.h"
 #include "sys/cpu.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -20,7 +21,7 @@ void Run(const Context& ctx, Reporter& out) {
     return;
   }
   std::vector<int> allowed = *pin.allowed;
-  std::vector<std::string> ev = {"/proc/self/status: Cpus_allowed_list = " + pin.allowed_text};
+  std::vector<std::string> ev = {std::string(sys::procfs::kSelfStatus) + ": Cpus_allowed_list = " + pin.allowed_text};
   if (pin.cpuset) {
     ev.push_back(Evidence(pin.cpuset_path, pin.cpuset_text) + " (the cgroup's cpuset)");
     auto both = CpuIntersection(allowed, *pin.cpuset);

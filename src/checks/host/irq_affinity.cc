@@ -64,7 +64,7 @@ void Run(const Context& ctx, Reporter& out) {
     ReportIrqbalance(ctx, out, false);
     return;
   }
-  std::string summary = fmt::format("/proc/interrupts: {} vectors over {} CPU column(s)", table->vectors.size(),
+  std::string summary = fmt::format("{}: {} vectors over {} CPU column(s)", sys::kProcInterrupts, table->vectors.size(),
                                     table->cpus.size());
   if (nics.empty()) {
     out.Info("node", "no RDMA NIC on this node: no interrupt vector to match to a NIC's NUMA node", {summary});

@@ -5,11 +5,12 @@
 #include "base/units.h"
 #include "checks/check.h"
 #include "checks/facts.h"
+#include "sys/pci.h"
 
 namespace fabcheck::checks {
 namespace {
 
-std::string Sysfs(const std::string& bdf, const char* attr) { return "/sys/bus/pci/devices/" + bdf + "/" + attr; }
+std::string Sysfs(const std::string& bdf, const char* attr) { return sys::pci::Function(bdf).Attribute(attr); }
 
 std::vector<std::string> LinkEvidence(const std::string& bdf, const model::PciLink& l) {
   auto speed = [](const std::optional<double>& v) { return v ? fmt::format("{:g} GT/s", *v) : std::string("(unknown)"); };

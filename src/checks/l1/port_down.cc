@@ -27,11 +27,11 @@ void Run(const Context& ctx, Reporter& out) {
   std::vector<std::string> good;
   for (const auto& ref : ctx.Ports()) {
     const auto& p = *ref.port;
-    std::string dir = ref.SysfsDir();
+    const sys::infiniband::PortFiles files = ref.Files();
     if (p.state.empty() || p.phys_state.empty()) {
       out.Unknown(ref.Label(), "port state could not be read",
-                  {dir + "/state = " + (p.state.empty() ? "(unreadable)" : p.state),
-                   dir + "/phys_state = " + (p.phys_state.empty() ? "(unreadable)" : p.phys_state)});
+                  {files.Attribute("state") + " = " + (p.state.empty() ? "(unreadable)" : p.state),
+                   files.Attribute("phys_state") + " = " + (p.phys_state.empty() ? "(unreadable)" : p.phys_state)});
       continue;
     }
     bool active = p.state == "ACTIVE";
@@ -45,8 +45,8 @@ void Run(const Context& ctx, Reporter& out) {
     };
     out.Add(model::Severity::kFail, ref.Label(),
             "port is " + p.state + " / " + p.phys_state + " (needs ACTIVE / LinkUp to carry RDMA traffic)",
-            {Evidence(dir + "/state", code(p.state_code, p.state)),
-             Evidence(dir + "/phys_state", code(p.phys_state_code, p.phys_state))},
+            {Evidence(files.Attribute("state"), code(p.state_code, p.state)),
+             Evidence(files.Attribute("phys_state"), code(p.phys_state_code, p.phys_state))},
             Remedy(p, p.netdev));
   }
   if (!good.empty()) out.Pass("node", std::to_string(good.size()) + " port(s) ACTIVE / LinkUp: " + Join(good, ", "));

@@ -12,7 +12,7 @@ void Run(const Context& ctx, Reporter& out) {
   std::map<std::string, std::vector<std::string>> by_layer;
   for (const auto& ref : ctx.Ports()) {
     const auto& p = *ref.port;
-    std::string ev = Evidence(ref.SysfsDir() + "/link_layer", p.link_layer.empty() ? "(unreadable)" : p.link_layer);
+    std::string ev = Evidence(ref.Files().Attribute("link_layer"), p.link_layer.empty() ? "(unreadable)" : p.link_layer);
     if (p.link_layer.empty() || p.link_layer == "Unknown") {
       out.Unknown(ref.Label(), "link layer could not be read", {ev});
       continue;

@@ -27,7 +27,7 @@ void Run(const Context& ctx, Reporter& out) {
   for (const auto& ref : ctx.Ports()) {
     const auto& p = *ref.port;
     if (p.state != "ACTIVE") continue;  // port.down reports it
-    std::string ev = Evidence(ref.SysfsDir() + "/rate", p.rate_text.empty() ? "(unreadable)" : p.rate_text);
+    std::string ev = Evidence(ref.Files().Attribute("rate"), p.rate_text.empty() ? "(unreadable)" : p.rate_text);
     if (!p.rate_gbps) {
       out.Unknown(ref.Label(), "port rate could not be read or parsed", {ev});
       continue;

@@ -1,6 +1,7 @@
 // netdev.down: the netdev of an RDMA port is not up.
 #include "checks/check.h"
 #include "checks/facts.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -19,9 +20,9 @@ void Run(const Context& ctx, Reporter& out) {
     }
     const auto* nd = ctx.inventory->FindNetDevice(p.netdev);
     if (!nd) continue;  // not in this network namespace: sys.rdma-netns reports it
-    std::string dir = "/sys/class/net/" + nd->name;
-    std::vector<std::string> ev = {Evidence(dir + "/operstate", nd->operstate.empty() ? "(unreadable)" : nd->operstate)};
-    if (nd->carrier) ev.push_back(Evidence(dir + "/carrier", *nd->carrier ? "1" : "0"));
+    const auto files = sys::net_class::Interface(nd->name);
+    std::vector<std::string> ev = {Evidence(files.Operstate(), nd->operstate.empty() ? "(unreadable)" : nd->operstate)};
+    if (nd->carrier) ev.push_back(Evidence(files.Carrier(), *nd->carrier ? "1" : "0"));
     // Some drivers report "unknown" for a working interface; the carrier decides then.
     bool up = nd->operstate == "up" || (nd->operstate == "unknown" && nd->carrier.value_or(false));
     if (nd->operstate.empty() && !nd->carrier) {

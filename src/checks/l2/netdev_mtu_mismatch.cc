@@ -4,6 +4,7 @@
 
 #include "checks/check.h"
 #include "checks/facts.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -27,7 +28,7 @@ void Run(const Context& ctx, Reporter& out) {
     std::map<int, std::vector<std::string>> by_mtu;
     for (const auto* nd : netdevs) {
       if (!nd->mtu) {
-        out.Unknown(nd->name, "MTU could not be read", {Evidence("/sys/class/net/" + nd->name + "/mtu", "(unreadable)")});
+        out.Unknown(nd->name, "MTU could not be read", {Evidence(sys::net_class::Interface(nd->name).Mtu(), "(unreadable)")});
         continue;
       }
       by_mtu[*nd->mtu].push_back(nd->name);
@@ -44,7 +45,7 @@ void Run(const Context& ctx, Reporter& out) {
     bool problem = false;
     for (const auto& [mtu, names] : by_mtu) {
       for (const auto& name : names) {
-        std::string ev = Evidence("/sys/class/net/" + name + "/mtu", std::to_string(mtu));
+        std::string ev = Evidence(sys::net_class::Interface(name).Mtu(), std::to_string(mtu));
         if (want && mtu < *want) {
           out.Add(model::Severity::kFail, name,
                   "MTU " + std::to_string(mtu) + " is below the profile's " + std::to_string(*want) +

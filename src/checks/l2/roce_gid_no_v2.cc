@@ -24,13 +24,13 @@ void Run(const Context& ctx, Reporter& out) {
       if (!g.type.empty()) types_known = true;
       if (!v2 && g.type == "RoCE v2" && g.ipv4 && !g.link_local) v2 = &g;
     }
-    std::string dir = ref.SysfsDir();
+    const sys::infiniband::PortFiles files = ref.Files();
     if (v2) {
       good.push_back(ref.Label() + " index " + std::to_string(v2->index) + " (" + v2->ip + ")");
       continue;
     }
     if (!gids.empty() && !types_known) {
-      out.Unknown(ref.Label(), "GID types could not be read (" + dir + "/gid_attrs/types/*)",
+      out.Unknown(ref.Label(), "GID types could not be read (" + files.GidType("*") + ")",
                   {"GIDs: " + JoinLimited(table, 8)});
       continue;
     }
@@ -38,7 +38,8 @@ void Run(const Context& ctx, Reporter& out) {
             gids.empty() ? "the port's GID table is empty: no RoCE traffic is possible"
                          : "no RoCE v2 GID with an IPv4 address: routable RoCE (and NCCL's default GID choice) "
                            "has nothing to use",
-            {"GID table (" + dir + "/gids, gid_attrs/types, gid_attrs/ndevs): " +
+            {"GID table (" + files.Gids() + ", " + std::string(sys::infiniband::kGidTypesRel) + ", " +
+                 std::string(sys::infiniband::kGidNdevsRel) + "): " +
              (table.empty() ? std::string("empty") : JoinLimited(table, 8))},
             "give the port's netdev an IPv4 address (the kernel then adds RoCE v1 and v2 GIDs for it); if only "
             "v1 entries appear, the RoCE mode is restricted: check `cma_roce_mode` / the driver's RoCE v2 support");

@@ -51,7 +51,7 @@ void Run(const Context& ctx, Reporter& out) {
     for (const auto& g : ref.port->gids) {
       if (g.index == index) entry = &g;
     }
-    std::string path = ref.SysfsDir() + "/gids/" + std::to_string(index);
+    std::string path = ref.Files().Gid(std::to_string(index));
     std::string best = ref.port->nccl_gid_index ? std::to_string(*ref.port->nccl_gid_index) : "none";
     std::string remedy = "unset NCCL_IB_GID_INDEX and let NCCL pick the RoCE v2 IPv4 GID (here: index " + best +
                          "); GID order differs between nodes, so a fixed index is fragile";
@@ -68,7 +68,7 @@ void Run(const Context& ctx, Reporter& out) {
       out.Add(model::Severity::kWarn, ref.Label(),
               "GID index " + std::to_string(index) + " is a RoCE v1 entry (" + entry->ip +
                   "): works only within one L2 segment and carries no DSCP/ECN",
-              {Evidence(path, entry->gid), Evidence(ref.SysfsDir() + "/gid_attrs/types/" + std::to_string(index), entry->type),
+              {Evidence(path, entry->gid), Evidence(ref.Files().GidType(std::to_string(index)), entry->type),
                ev[0]},
               remedy);
     } else {

@@ -5,6 +5,7 @@
 #include "checks/check.h"
 #include "checks/facts.h"
 #include "checks/nccl_match.h"
+#include "sys/procfs.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -95,7 +96,7 @@ void Run(const Context& ctx, Reporter& out) {
             "bring the interface up or select another one");
     return;
   }
-  auto defaults = DefaultRouteInterfaces(*ctx.root);
+  auto defaults = sys::procfs::ReadDefaultRouteInterfaces(*ctx.root);
   bool rdma_netdev = false;
   for (const auto& ref : ctx.Ports()) rdma_netdev |= ctx.inventory->FindNetDevice(ref.port->netdev) != nullptr;
   bool only_default = defaults.ok() && !defaults->empty();
@@ -103,7 +104,8 @@ void Run(const Context& ctx, Reporter& out) {
     for (const auto& n : names) only_default &= defaults->count(n) > 0;
   }
   if (only_default && rdma_netdev) {
-    ev.push_back("/proc/net/route: default route via " + Join(std::vector<std::string>(defaults->begin(), defaults->end()), ", "));
+    ev.push_back(std::string(sys::procfs::kNetRoute) + ": default route via " +
+                 Join(std::vector<std::string>(defaults->begin(), defaults->end()), ", "));
     out.Add(model::Severity::kWarn, object,
             "selects only the management (default-route) interface " + JoinLimited(names) +
                 " although RDMA netdevs exist: NCCL's bootstrap and any socket fallback run over the management "

@@ -3,6 +3,7 @@
 // Read from the MLNX_OFED/DOCA driver's /sys/class/net/<if>/ecn/roce_{np,rp}/enable/<prio>;
 // the inbox driver has no such files, which makes the result "unknown".
 #include "checks/roce/qos.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -35,7 +36,8 @@ void Run(const Context& ctx, Reporter& out) {
       out.Unknown(r.Object(), "the RoCE priority is unknown (no PFC priority read and no profile roce.pfc_priority)");
       continue;
     }
-    std::string base = "/sys/class/net/" + r.netdev + "/ecn";
+    const auto files = sys::net_class::Interface(r.netdev);
+    std::string base = files.Ecn();
     if (!ctx.root->IsDirectory(base)) {
       out.Unknown(r.Object(),
                   "ECN state is not exposed: " + base + " is absent (only the MLNX_OFED/DOCA driver creates it; the "
@@ -47,7 +49,7 @@ void Run(const Context& ctx, Reporter& out) {
       std::vector<std::string> off;
       bool unreadable = false;
       for (const char* role : {"roce_np", "roce_rp"}) {
-        std::string path = base + "/" + role + "/enable/" + std::to_string(p);
+        std::string path = files.EcnEnable(role, p);
         auto v = ctx.root->ReadAttribute(path);
         if (!v.ok()) {
           unreadable = true;

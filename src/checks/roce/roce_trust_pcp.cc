@@ -1,5 +1,6 @@
 // roce.trust.pcp: the RoCE netdev trusts PCP (VLAN priority) rather than DSCP.
 #include "checks/roce/qos.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::checks {
 namespace {
@@ -17,7 +18,7 @@ void Run(const Context& ctx, Reporter& out) {
     std::string trust;
     std::vector<std::string> ev;
     // The NVIDIA driver's own file wins (mlnx_qos does the same).
-    std::string path = "/sys/class/net/" + r.netdev + "/qos/trust";
+    std::string path = sys::net_class::Interface(r.netdev).QosTrust();
     if (!r.netdev.empty() && ctx.root->Exists(path)) {
       if (auto v = ctx.root->ReadAttribute(path); v.ok()) {
         trust = *v;

@@ -9,7 +9,7 @@
 
 #include "base/strings.h"
 #include "perf/verbs/plan.h"
-#include "sys/sysroot.h"
+#include "sys/net_class.h"
 
 namespace fabcheck::perf::verbs {
 
@@ -51,35 +51,6 @@ Result<List> GetList() {
         "soft-RoCE device (rdma link add rxe0 type rxe netdev eth0); use --transport tcp meanwhile");
   }
   return l;
-}
-
-// The port's netdev (owner of its link-local GID, else of the first GID),
-// then its upper devices (VLANs, bonds) as sysfs lists them.
-std::vector<std::string> PortNetdevs(const std::vector<GidEntry>& gids) {
-  std::string own;
-  for (const GidEntry& e : gids) {
-    if (!e.netdev.empty() && GidIsLinkLocal(e.gid)) {
-      own = e.netdev;
-      break;
-    }
-  }
-  if (own.empty()) {
-    for (const GidEntry& e : gids) {
-      if (!e.netdev.empty()) {
-        own = e.netdev;
-        break;
-      }
-    }
-  }
-  if (own.empty()) return {};
-  std::vector<std::string> out{own};
-  auto entries = sys::SysRoot::Live().ListDir("/sys/class/net/" + own);
-  if (entries.ok()) {
-    for (const std::string& name : *entries) {
-      if (StartsWith(name, "upper_")) out.push_back(name.substr(6));
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -128,7 +99,6 @@ Result<PortState> QueryPort(ibv_context* ctx, const std::string& device, int por
     if (!GidIsZero(g.gid)) p.gids.push_back(std::move(g));
   }
   std::sort(p.gids.begin(), p.gids.end(), [](const GidEntry& a, const GidEntry& b) { return a.index < b.index; });
-  if (!p.infiniband) p.netdevs = PortNetdevs(p.gids);
   return p;
 }
 
@@ -179,6 +149,28 @@ Result<Device> OpenDevice(const std::string& name, int port, const std::string& 
   if (int rc = ibv_query_device(d.context.get(), &d.attr); rc != 0) return ErrnoError(rc, "ibv_query_device " + d.name);
   ASSIGN_OR_RETURN(d.port, QueryPort(d.context.get(), d.name, best->port));
   return d;
+}
+
+std::vector<std::string> PortNetdevs(const sys::SysRoot& root, const std::vector<GidEntry>& gids) {
+  std::string own;
+  for (const GidEntry& e : gids) {
+    if (!e.netdev.empty() && GidIsLinkLocal(e.gid)) {
+      own = e.netdev;
+      break;
+    }
+  }
+  if (own.empty()) {
+    for (const GidEntry& e : gids) {
+      if (!e.netdev.empty()) {
+        own = e.netdev;
+        break;
+      }
+    }
+  }
+  if (own.empty()) return {};
+  std::vector<std::string> out{own};
+  for (std::string& upper : sys::net_class::UpperDevices(root, own)) out.push_back(std::move(upper));
+  return out;
 }
 
 }  // namespace fabcheck::perf::verbs

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "perf/verbs/gid.h"
 #include "perf/verbs/objects.h"
+#include "sys/sysroot.h"
 
 namespace fabcheck::perf::verbs {
 
@@ -25,7 +26,7 @@ struct PortState {
   int active_mtu = 0;        // bytes
   uint16_t lid = 0;
   std::vector<GidEntry> gids;           // non-empty slots
-  std::vector<std::string> netdevs;     // the port's netdev, then its uppers (RoCE)
+  std::vector<std::string> netdevs;     // the port's netdev, then its uppers (RoCE; PortNetdevs)
 };
 
 struct Device {
@@ -41,8 +42,12 @@ struct Device {
 // else the first device with an ACTIVE port. Errors list the devices seen.
 Result<Device> OpenDevice(const std::string& name, int port, const std::string& prefer_ipv4);
 
-// Describes an open device's port.
+// Describes an open device's port (everything but `netdevs`).
 Result<PortState> QueryPort(ibv_context* ctx, const std::string& device, int port);
+
+// The port's netdev (owner of its link-local GID, else of the first GID),
+// then its upper devices (VLANs, bonds) as `root`'s sysfs lists them.
+std::vector<std::string> PortNetdevs(const sys::SysRoot& root, const std::vector<GidEntry>& gids);
 
 std::string_view PortStateName(ibv_port_state state);
 

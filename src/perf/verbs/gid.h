@@ -26,7 +26,7 @@ using GidBytes = std::array<uint8_t, 16>;
 
 enum class GidType { kIb, kRoceV1, kRoceV2, kUnknown };
 std::string_view GidTypeName(GidType type);  // "IB", "RoCE v1", "RoCE v2", "unknown"
-// The sysfs spelling of gid_attrs/types/<i>: "IB/RoCE v1" or "RoCE v2".
+// The sysfs spelling of a GID type (sys/infiniband.h): "IB/RoCE v1" or "RoCE v2".
 GidType ParseGidType(std::string_view text);
 
 // Parses "0000:0000:0000:0000:0000:ffff:0a00:0001" (sysfs) or any IPv6 text

@@ -96,6 +96,7 @@ Status VerbsTransport::Setup(const TestParams& params, const LocalContext& local
     device_ = std::move(dev);
     device_name_ = device_->name;
     port_ = device_->port;
+    if (!port_.infiniband) port_.netdevs = PortNetdevs(*local_.root, port_.gids);
     ASSIGN_OR_RETURN(gid_, SelectGid(port_.gids, port_.infiniband, port_.netdevs, spec.gid_index));
     for (const std::string& n : gid_.notes) notes_.push_back(n);
     RETURN_IF_ERROR(CreateResources(device_->context.get()));
@@ -224,11 +225,11 @@ Status VerbsTransport::CompletionError(const ibv_wc& wc, std::string_view phase)
 Status VerbsTransport::BindNuma(ibv_context* ctx) {
   const std::string device = ibv_get_device_name(ctx->device);
   std::optional<int> node;
-  auto text = sys::SysRoot::Live().ReadAttribute(sys::infiniband::NumaNodeFile(device));
+  auto text = local_.root->ReadAttribute(sys::infiniband::NumaNodeFile(device));
   if (text.ok()) {
     if (auto v = ParseInt(*text); v && *v >= 0) node = static_cast<int>(*v);
   }
-  ASSIGN_OR_RETURN(numa_, ResolveNuma(local_.spec->numa, node, device));
+  ASSIGN_OR_RETURN(numa_, ResolveNuma(*local_.root, local_.spec->numa, node, device));
   if (!numa_.cpus.empty()) {
     affinity_restore_.emplace();
     PinThread(numa_.cpus);
@@ -237,13 +238,13 @@ Status VerbsTransport::BindNuma(ibv_context* ctx) {
 }
 
 void VerbsTransport::MarkPhaseStart() {
-  if (!device_name_.empty()) retry_at_phase_start_ = ReadRetryCounters(sys::SysRoot::Live(), device_name_, port_.port);
+  if (!device_name_.empty()) retry_at_phase_start_ = ReadRetryCounters(*local_.root, device_name_, port_.port);
 }
 
 std::string VerbsTransport::RetryDiagnosis() const {
   if (device_name_.empty()) return "";
   std::string grown =
-      DescribeRetryGrowth(retry_at_phase_start_, ReadRetryCounters(sys::SysRoot::Live(), device_name_, port_.port));
+      DescribeRetryGrowth(retry_at_phase_start_, ReadRetryCounters(*local_.root, device_name_, port_.port));
   if (grown.empty()) return "";
   return fmt::format(
       "; meanwhile {} port {} retransmitted ({}): the path loses packets (an MTU below the path MTU {} on a link or "
