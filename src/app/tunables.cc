@@ -153,6 +153,24 @@ CLI::Option* Tunables::Path(const std::string& name, std::string& value, const s
   return Record(o, dash_is_stdio ? "path, - = stdio" : "path", env, doc);
 }
 
+void Tunables::Tls(net::TlsFiles& files, bool server) {
+  if (server) {
+    Path("--tls-cert", files.cert, "Serve HTTPS with this PEM certificate chain (with --tls-key; docs/tls.md)",
+         false, "FABCHECK_TLS_CERT");
+    Path("--tls-key", files.key, "The PEM private key of --tls-cert (mode 0600)", false, "FABCHECK_TLS_KEY");
+    Path("--tls-ca", files.ca,
+         "Mutual TLS: accept only clients with a certificate signed by this PEM CA bundle", false,
+         "FABCHECK_TLS_CA");
+  } else {
+    Path("--tls-ca", files.ca,
+         "Talk HTTPS to the agents and verify their certificates against this PEM CA bundle (docs/tls.md)", false,
+         "FABCHECK_TLS_CA");
+    Path("--tls-cert", files.cert, "Mutual TLS: present this PEM client certificate (with --tls-key)", false,
+         "FABCHECK_TLS_CERT");
+    Path("--tls-key", files.key, "The PEM private key of --tls-cert", false, "FABCHECK_TLS_KEY");
+  }
+}
+
 CLI::Option* Tunables::Text(const std::string& name, std::string& value, const std::string& doc,
                             const std::string& type, const std::string& env) {
   auto* o = cmd_->add_option(name, value, doc);

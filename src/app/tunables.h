@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "net/tls.h"
+
 namespace fabcheck::app {
 
 struct TunableRow {
@@ -55,6 +57,10 @@ class Tunables {
   CLI::Option* Text(const std::string& name, std::string& value, const std::string& doc, const std::string& type,
                     const std::string& env = "");
   CLI::Option* Flag(const std::string& name, bool& value, const std::string& doc);
+  // --tls-cert, --tls-key and --tls-ca (FABCHECK_TLS_CERT, _KEY, _CA), documented
+  // for a server (serve HTTPS; --tls-ca turns on mutual TLS) or a client
+  // (verify the server; present a certificate for mutual TLS). docs/tls.md.
+  void Tls(net::TlsFiles& files, bool server);
 
  private:
   CLI::Option* Record(CLI::Option* option, const std::string& type, const std::string& env, const std::string& doc);

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "control/api.h"
+#include "net/tls.h"
 
 namespace fabcheck::control {
 
@@ -18,6 +19,9 @@ struct ClientOptions {
   std::optional<std::string> token;
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::milliseconds read_timeout{10000};  // for info/health; tests pass their own
+  // HTTPS: the agents' CA (empty: the system's store) and, for mutual TLS,
+  // this client's certificate and key. nullopt: plain HTTP.
+  std::optional<net::TlsFiles> tls;
 };
 
 class AgentClient {

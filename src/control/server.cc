@@ -64,6 +64,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
   service.public_paths = {"/v1/health"};
   service.unauthorized_message = "missing or wrong token: pass the agents' token (--token-file) to the coordinator";
   service.limits = o.limits;
+  service.tls = o.tls;
   // Tests and node reads hold a worker while they run: keep some for health checks.
   service.limits.workers = std::max(service.limits.workers, o.max_concurrent_tests + 4);
   service.limits.max_connections = std::max(service.limits.max_connections, service.limits.workers);

@@ -40,6 +40,7 @@ struct AgentServerOptions {
   // set from max_concurrent_tests (tests hold theirs while they run), so a
   // health check always finds one free.
   net::HttpLimits limits;
+  std::shared_ptr<const net::TlsContext> tls;  // HTTPS when set (net/tls.h)
 };
 
 class AgentServer {

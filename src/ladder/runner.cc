@@ -29,7 +29,7 @@ std::string Member::DataAddress(int rail) const {
 }
 
 control::AgentClient Run::Client(const Member& m) const {
-  return control::AgentClient(m.endpoint, {options.token, options.connect_timeout, options.info_timeout});
+  return control::AgentClient(m.endpoint, {options.token, options.connect_timeout, options.info_timeout, options.tls});
 }
 
 Member* Run::Find(const std::string& id) const {

@@ -23,6 +23,7 @@
 #include "base/status.h"
 #include "bundle/bundle.h"
 #include "control/api.h"
+#include "net/tls.h"
 #include "fabcheck/model/ladder.h"
 
 namespace fabcheck::ladder {
@@ -61,6 +62,7 @@ struct LadderOptions {
   int coll_port = 18523;                   // where rank 0 (on the first member) serves the rendezvous
   double coll_timeout_s = 1800;            // the whole job; its ranks are stopped after it
   std::optional<std::string> token;
+  std::optional<net::TlsFiles> tls;  // the agents' API over HTTPS (control::ClientOptions::tls)
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::milliseconds info_timeout{6000};
   std::chrono::milliseconds node_timeout{120000};  // inventory + doctor + snapshot on one node

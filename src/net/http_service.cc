@@ -7,6 +7,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -55,8 +57,18 @@ class RoutedServer : public httplib::Server {
   }
 };
 
+struct SslFree {
+  void operator()(SSL* ssl) const {
+    // close_notify after a finished handshake; never waits for the reply.
+    if (SSL_is_init_finished(ssl)) SSL_shutdown(ssl);
+    SSL_free(ssl);
+  }
+};
+
 struct Conn {
   UniqueFd fd;
+  std::unique_ptr<SSL, SslFree> ssl;  // HTTPS: freed before fd closes (declared after it)
+  bool handshaking = false;
   std::string buf;         // received and not yet consumed
   size_t scanned = 0;      // buf[0, scanned) holds no end of headers
   size_t request_end = 0;  // > 0: buf[0, request_end) is one complete request
@@ -97,6 +109,41 @@ ssize_t SendUntil(int fd, const char* data, size_t size, Clock::time_point deadl
   return static_cast<ssize_t>(sent);
 }
 
+// SendUntil through TLS.
+ssize_t SslSendUntil(SSL* ssl, int fd, const char* data, size_t size, Clock::time_point deadline) {
+  size_t sent = 0;
+  while (sent < size) {
+    ERR_clear_error();
+    size_t n = 0;
+    int rc = SSL_write_ex(ssl, data + sent, size - sent, &n);
+    if (rc == 1) {
+      sent += n;
+      continue;
+    }
+    int err = SSL_get_error(ssl, rc);
+    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) return -1;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return -1;
+    pollfd p{fd, static_cast<short>(err == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN), 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000))) < 0 && errno != EINTR) return -1;
+  }
+  return static_cast<ssize_t>(sent);
+}
+
+// Writes what fits now, without waiting: for answers to clients that
+// already misbehaved, and for "100 Continue".
+void SendNow(Conn& conn, std::string_view data) {
+  if (conn.ssl) {
+    if (!conn.handshaking) {
+      size_t n = 0;
+      ERR_clear_error();
+      (void)SSL_write_ex(conn.ssl.get(), data.data(), data.size(), &n);
+    }
+    return;
+  }
+  (void)!::send(conn.fd.get(), data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 // One request's bytes, already received whole, then the response's way out.
 class ConnStream : public httplib::Stream {
  public:
@@ -115,7 +162,10 @@ class ConnStream : public httplib::Stream {
     pos_ += n;
     return static_cast<ssize_t>(n);
   }
-  ssize_t write(const char* ptr, size_t size) override { return SendUntil(conn_.fd.get(), ptr, size, write_deadline_); }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (conn_.ssl) return SslSendUntil(conn_.ssl.get(), conn_.fd.get(), ptr, size, write_deadline_);
+    return SendUntil(conn_.fd.get(), ptr, size, write_deadline_);
+  }
   void get_remote_ip_and_port(std::string& ip, int& port) const override {
     ip = conn_.remote_ip;
     port = conn_.remote_port;
@@ -200,6 +250,7 @@ struct HttpService::State {
   void RunReactor();
   void AcceptAll();
   void ReadFrom(Conn& conn, bool* close);
+  bool Handshake(Conn& conn, bool* close);  // true once the connection speaks TLS
   void Examine(Conn& conn, bool* close, bool* dispatch);
   void Reject(Conn& conn, int status, const std::string& message);
   void Watch(std::unique_ptr<Conn> conn);
@@ -213,7 +264,8 @@ void HttpService::State::Reject(Conn& conn, int status, const std::string& messa
       "HTTP/1.1 {} {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}", status,
       ReasonPhrase(status), body.size(), body);
   // Best effort and never blocking: this client already misbehaved.
-  (void)!::send(conn.fd.get(), response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  SendNow(conn, response);
+  if (conn.ssl && !conn.handshaking) SSL_shutdown(conn.ssl.get());
   ::shutdown(conn.fd.get(), SHUT_WR);
   if (auto held = rejected_log.Admit()) {
     LOG_WARN(options.name, "HTTP {} to {}: {}{}", status, conn.remote_ip, message, HeldBack(*held));
@@ -296,11 +348,88 @@ void HttpService::State::AcceptAll() {
   }
 }
 
+bool HttpService::State::Handshake(Conn& conn, bool* close) {
+  if (!conn.ssl) {
+    // Before any TLS: a plain HTTP request gets a plain answer saying what
+    // to use instead of a handshake error it cannot show.
+    char head[8];
+    ssize_t n = ::recv(conn.fd.get(), head, sizeof(head), MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+    if (n <= 0) {
+      *close = true;
+      return false;
+    }
+    if (head[0] != 0x16) {  // not a TLS handshake record
+      Count(&HttpStats::tls_failed);
+      if (LooksLikePlainHttp(std::string_view(head, static_cast<size_t>(n)))) {
+        std::string body = ToJsonText(nlohmann::json{
+            {"error", fmt::format("{} speaks HTTPS only: use https://{}:{} (and the CA of its certificate)",
+                                  options.name, conn.local_ip, conn.local_port)}});
+        std::string response = fmt::format(
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\n"
+            "Connection: close\r\n\r\n{}",
+            body.size(), body);
+        (void)!::send(conn.fd.get(), response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        ::shutdown(conn.fd.get(), SHUT_WR);
+      }
+      if (auto held = rejected_log.Admit()) {
+        LOG_WARN(options.name, "{} from {} is not TLS: closed{}",
+                 LooksLikePlainHttp(std::string_view(head, static_cast<size_t>(n))) ? "a plain HTTP request"
+                                                                                    : "a connection",
+                 conn.remote_ip, HeldBack(*held));
+      }
+      *close = true;
+      return false;
+    }
+    conn.ssl.reset(SSL_new(options.tls->get()));
+    if (!conn.ssl || SSL_set_fd(conn.ssl.get(), conn.fd.get()) != 1) {
+      *close = true;
+      return false;
+    }
+    SSL_set_accept_state(conn.ssl.get());
+    conn.handshaking = true;
+    conn.got_bytes = true;
+  }
+  if (!conn.handshaking) return true;
+  ERR_clear_error();
+  int rc = SSL_do_handshake(conn.ssl.get());
+  if (rc == 1) {
+    conn.handshaking = false;
+    return true;
+  }
+  int err = SSL_get_error(conn.ssl.get(), rc);
+  if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return false;
+  std::string why = TlsErrorText("the client closed the connection");
+  if (auto held = rejected_log.Admit()) {
+    LOG_WARN(options.name, "TLS handshake with {} failed: {}{}", conn.remote_ip, why, HeldBack(*held));
+  }
+  Count(&HttpStats::tls_failed);
+  conn.ssl.reset();  // no close_notify on a failed handshake
+  *close = true;
+  return false;
+}
+
 void HttpService::State::ReadFrom(Conn& conn, bool* close) {
+  if (options.tls && !Handshake(conn, close)) return;
   const size_t cap = options.limits.max_header_bytes + options.limits.max_body_bytes + 1;
   char chunk[16 * 1024];
   while (conn.buf.size() < cap) {
-    ssize_t n = ::recv(conn.fd.get(), chunk, std::min(sizeof(chunk), cap - conn.buf.size()), MSG_DONTWAIT);
+    ssize_t n;
+    if (conn.ssl) {
+      ERR_clear_error();
+      size_t got = 0;
+      int rc = SSL_read_ex(conn.ssl.get(), chunk, std::min(sizeof(chunk), cap - conn.buf.size()), &got);
+      if (rc == 1) {
+        n = static_cast<ssize_t>(got);
+      } else {
+        int err = SSL_get_error(conn.ssl.get(), rc);
+        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) return;
+        *close = true;  // close_notify, a broken connection or garbage records
+        return;
+      }
+    } else {
+      n = ::recv(conn.fd.get(), chunk, std::min(sizeof(chunk), cap - conn.buf.size()), MSG_DONTWAIT);
+    }
     if (n > 0) {
       if (!conn.got_bytes) {
         conn.got_bytes = true;
@@ -369,8 +498,7 @@ void HttpService::State::Examine(Conn& conn, bool* close, bool* dispatch) {
   if (conn.buf.size() < head_size + body) {
     // curl and others wait for "100 Continue" before a larger body.
     if (!conn.sent_continue && HeaderValue(head, "Expect").has_value()) {
-      static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      (void)!::send(conn.fd.get(), kContinue.data(), kContinue.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      SendNow(conn, "HTTP/1.1 100 Continue\r\n\r\n");
       conn.sent_continue = true;
     }
     return;
@@ -410,8 +538,11 @@ void HttpService::State::RunReactor() {
         to_examine.push_back(fd);
       }
     }
+    // With TLS, the rest of a pipelined request may wait decrypted inside
+    // OpenSSL, with nothing left on the socket to wake epoll.
     for (auto& [fd, conn] : waiting) {
-      if (!conn->buf.empty() && std::find(to_examine.begin(), to_examine.end(), fd) == to_examine.end()) {
+      bool pending = !conn->buf.empty() || (conn->ssl && !conn->handshaking && SSL_pending(conn->ssl.get()) > 0);
+      if (pending && std::find(to_examine.begin(), to_examine.end(), fd) == to_examine.end()) {
         to_examine.push_back(fd);
       }
     }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "net/tls.h"
 
 namespace httplib {
 class Server;
@@ -63,6 +64,9 @@ struct HttpServiceOptions {
   // Called (from a worker) with the client's address for each 401.
   std::function<void(const std::string& remote_addr)> on_unauthorized;
   HttpLimits limits;
+  // HTTPS (TlsContext::ForServer): every connection must handshake within
+  // the request timeout; a plain HTTP request gets a plain 400 saying so.
+  std::shared_ptr<const TlsContext> tls;
 };
 
 struct HttpStats {
@@ -73,6 +77,7 @@ struct HttpStats {
   uint64_t timed_out = 0;     // requests not complete within request_timeout
   uint64_t too_large = 0;     // 431 and 413
   uint64_t unauthorized = 0;  // 401
+  uint64_t tls_failed = 0;    // TLS handshakes that failed (plain HTTP, no or a wrong client certificate)
   int open_connections = 0;
 };
 

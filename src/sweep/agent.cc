@@ -44,6 +44,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   options.node = config.node;
   options.counters = config.counters;
   options.coll = config.coll;
+  options.tls = config.tls;
   PeerTestEnv env{config.token, &a->cancel_, *config.root};
   options.run_test = [env](const control::PeerTestRequest& r) { return RunPeerTest(r, env); };
   // The echo needs the control port's number (same number, UDP), so with

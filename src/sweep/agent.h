@@ -36,6 +36,7 @@ struct AgentConfig {
   // The node the perf server and the peer tests run on (the command passes
   // the live node: data moves through its NICs whatever --sysroot answers); required.
   std::optional<sys::SysRoot> root;
+  std::shared_ptr<const net::TlsContext> tls;        // the control API over HTTPS when set
 };
 
 class LocalAgent {

@@ -50,7 +50,7 @@ Result<model::SweepResult> RunSweep(const std::vector<control::HostPort>& endpoi
   const auto start = Clock::now();
   const int n = static_cast<int>(endpoints.size());
   if (n < 2) return InvalidArgumentError(fmt::format("a sweep needs at least 2 agents, got {}", n));
-  control::ClientOptions client_options{o.token, o.connect_timeout, o.info_timeout};
+  control::ClientOptions client_options{o.token, o.connect_timeout, o.info_timeout, o.tls};
   std::vector<std::unique_ptr<Agent>> agents;
   for (const auto& e : endpoints) {
     agents.push_back(std::make_unique<Agent>());

@@ -17,6 +17,7 @@
 
 #include "base/status.h"
 #include "control/api.h"
+#include "net/tls.h"
 #include "fabcheck/model/sweep.h"
 #include "sweep/analysis.h"
 #include "sweep/schedule.h"
@@ -39,6 +40,7 @@ struct SweepOptions {
   bool rails = false;              // test NIC i <-> NIC i, every rail of a pair at once
   control::PeerTestRequest test;   // sizes, durations, transport, what to measure (peer fields filled per pair)
   std::optional<std::string> token;
+  std::optional<net::TlsFiles> tls;  // the agents' API over HTTPS (control::ClientOptions::tls)
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::milliseconds info_timeout{5000};
   int max_parallel_pairs = 256;    // pairs of one round in flight at once

@@ -61,8 +61,9 @@ HttpServer::HttpServer(ExporterService& service, net::HttpLimits limits) : servi
 
 HttpServer::~HttpServer() { Stop(); }
 
-Status HttpServer::Start(const ListenAddress& address) {
+Status HttpServer::Start(const ListenAddress& address, std::shared_ptr<const net::TlsContext> tls) {
   net::HttpServiceOptions options;
+  options.tls = std::move(tls);
   options.name = "exporter";
   options.bind = address.host;
   options.port = address.port;

@@ -26,7 +26,8 @@ class HttpServer {
   static net::HttpLimits DefaultLimits();
   ~HttpServer();
   // Binds and starts serving on a background thread. Port 0 picks a free port.
-  Status Start(const ListenAddress& address);
+  // With `tls`, /metrics and /healthz are served over HTTPS only.
+  Status Start(const ListenAddress& address, std::shared_ptr<const net::TlsContext> tls = nullptr);
   int port() const { return port_; }
   // Blocks until Stop() (from a signal handler thread or another thread).
   void Wait();

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/log.h"
 #include "control/netif.h"
@@ -31,6 +32,7 @@ struct AgentOptions {
   std::vector<std::string> data_ifaces;
   std::vector<std::string> data_addrs;
   std::string sysroot;
+  fabcheck::net::TlsFiles tls;
 };
 
 int RunAgent(const AgentOptions& o) {
@@ -54,6 +56,14 @@ int RunAgent(const AgentOptions& o) {
       return kExitError;
     }
     config.token = *token;
+  }
+  if (o.tls.enabled()) {
+    auto tls = net::TlsContext::ForServer(o.tls);
+    if (!tls.ok()) {
+      std::cerr << "fabcheck agent: " << tls.status().message() << "\n";
+      return kExitUsage;
+    }
+    config.tls = *tls;
   }
   for (const auto& iface : o.data_ifaces) {
     auto rail = control::RailFromInterface(iface);
@@ -88,8 +98,10 @@ int RunAgent(const AgentOptions& o) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
   const auto& info = (*agent)->info();
-  LOG_WARN("agent", "{} serving: control {}:{} (HTTP), path-MTU echo UDP {}, perf {}{}", info.name, config.bind,
-           info.control_port, info.mtu_port, info.perf_port, config.token ? ", token required" : "");
+  LOG_WARN("agent", "{} serving: control {}:{} ({}), path-MTU echo UDP {}, perf {}{}", info.name, config.bind,
+           info.control_port,
+           !config.tls ? "HTTP" : config.tls->mutual() ? "HTTPS, client certificates required" : "HTTPS",
+           info.mtu_port, info.perf_port, config.token ? ", token required" : "");
   while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   LOG_WARN("agent", "stopping after {} tests", (*agent)->tests_served());
   return kExitOk;
@@ -109,6 +121,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_option("--data-iface", o->data_ifaces,
                   "Data-plane interface, once per rail in rail order (e.g. --data-iface net1 --data-iface net2)");
   cmd->add_option("--data-addr", o->data_addrs, "Data-plane address, once per rail (alternative to --data-iface)");
+  fabcheck::app::Tunables(cmd, "agent").Tls(o->tls, /*server=*/true);
   cmd->add_option("--sysroot", o->sysroot,
                   "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
                   "the running node (tests and demos; perf tests still use this machine's network)");
@@ -119,6 +132,7 @@ starts this node's ranks of the L4 `fabcheck coll` job as child processes, one p
 Examples:
   fabcheck agent                                  # control on :18521, perf on :18520
   fabcheck agent --data-iface net1 --token-file /etc/fabcheck/token
+  fabcheck agent --tls-cert /etc/fabcheck/tls/tls.crt --tls-key /etc/fabcheck/tls/tls.key --token-file ...
   fabcheck agent --listen 10.0.0.5:18521 --data-addr 192.168.1.5 --data-addr 192.168.2.5   # two rails
 Then, from anywhere: fabcheck sweep --agents node1:18521,node2:18521,...
                  or: fabcheck ladder --agents node1,node2,... --out golive.tar.gz)");

@@ -52,6 +52,7 @@ struct ExporterFlags {
   std::string ethtool = "auto";
   std::string host_checks = std::string(kDefaultHostChecks);
   std::string profile;
+  fabcheck::net::TlsFiles tls;
   bool once = false;
 };
 
@@ -184,13 +185,22 @@ int Run(const ExporterFlags& flags) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  std::shared_ptr<const net::TlsContext> tls;
+  if (flags.tls.enabled()) {
+    auto context = net::TlsContext::ForServer(flags.tls);
+    if (!context.ok()) {
+      LOG_ERROR("exporter", "{}", context.status().message());
+      return kExitUsage;
+    }
+    tls = *context;
+  }
   telemetry::HttpServer server(service);
-  if (Status s = server.Start(*address); !s.ok()) {
+  if (Status s = server.Start(*address, tls); !s.ok()) {
     LOG_ERROR("exporter", "{}", s.message());
     return kExitError;
   }
-  LOG_WARN("exporter", "node {}: serving http://{}:{}/metrics from the {} (pod labels: {})", options.node_name,
-           address->host, server.port(), root->Describe(),
+  LOG_WARN("exporter", "node {}: serving {}://{}:{}/metrics from the {} (pod labels: {})", options.node_name,
+           tls ? "https" : "http", address->host, server.port(), root->Describe(),
            options.kubelet_socket.empty() ? "off" : options.kubelet_socket);
   int signal_number = 0;
   sigwait(&signals, &signal_number);
@@ -239,6 +249,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_option("--profile", flags->profile,
                   "Profile YAML the host checks judge against (HugePages, PCIe read size: see docs/profiles.md); "
                   "without one only what is wrong on any node is a warning");
+  fabcheck::app::Tunables(cmd, "exporter").Tls(flags->tls, /*server=*/true);
   cmd->add_flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
   cmd->footer(
       "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_port_ext_* (counters_ext/, the 64-bit "

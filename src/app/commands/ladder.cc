@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/json_text.h"
 #include "base/exit_codes.h"
 #include "base/log.h"
@@ -55,6 +56,7 @@ struct Options {
   int fan_out = 256;
   bool no_snapshot = false;
   std::string token_file;
+  net::TlsFiles tls;
   std::string connect_timeout = "3s", node_timeout = "120s", rendezvous_timeout = "300s", test_timeout;
   std::string coll_ops = "all_reduce,all_gather,alltoall", coll_sizes = "1M:1G", coll_timeout = "30m";
   int coll_iters = 20, coll_warmup = 5, coll_port = 18523;
@@ -188,6 +190,14 @@ int RunLadderCommand(const Options& o) {
     if (!t.ok()) return Fail(t.status().message());
     lo.token = *t;
   }
+  if (o.tls.enabled()) {
+    if (o.agents.empty() && o.agents_file.empty()) {
+      return Usage("--tls-* talks to agents that serve HTTPS: give --agents or --agents-file (in an SPMD launch "
+                   "the ranks' own agents serve plain HTTP inside the job)");
+    }
+    if (auto checked = net::TlsContext::ForClient(o.tls); !checked.ok()) return Usage(checked.status().message());
+    lo.tls = o.tls;
+  }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
@@ -305,6 +315,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
   cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
+  fabcheck::app::Tunables(cmd, "ladder").Tls(o->tls, /*server=*/false);
   cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
       ->capture_default_str();
   cmd->add_option("--test-timeout", o->test_timeout,

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
@@ -45,6 +46,7 @@ struct Options {
   int parallel = 256;
   bool no_bw = false, no_lat = false, no_mtu = false;
   std::string token_file;
+  fabcheck::net::TlsFiles tls;
   std::string connect_timeout = "3s", rendezvous_timeout = "300s";
   bool json = false, quiet = false;
   std::string output;
@@ -119,6 +121,13 @@ int RunSweepCommand(const Options& o) {
     }
     token = *t;
   }
+  if (o.tls.enabled()) {
+    if (o.agents.empty() && o.agents_file.empty()) {
+      return Usage("--tls-* talks to agents that serve HTTPS: give --agents or --agents-file (in an SPMD launch "
+                   "the ranks' own agents serve plain HTTP inside the job)");
+    }
+    if (auto checked = net::TlsContext::ForClient(o.tls); !checked.ok()) return Usage(checked.status().message());
+  }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
@@ -185,6 +194,7 @@ int RunSweepCommand(const Options& o) {
   so.seed = o.seed;
   so.rails = o.rails;
   so.token = token;
+  if (o.tls.enabled()) so.tls = o.tls;
   so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(*connect_timeout * 1000));
   so.info_timeout = so.connect_timeout * 2;
   so.test.transport = o.transport;
@@ -257,6 +267,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_flag("--no-lat", o->no_lat, "Skip latency");
   cmd->add_flag("--no-mtu", o->no_mtu, "Skip the path-MTU probe");
   cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
+  fabcheck::app::Tunables(cmd, "sweep").Tls(o->tls, /*server=*/false);
   cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
       ->capture_default_str();
   cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank")

@@ -1,0 +1,104 @@
+// TLS as a user sets it up: `fabcheck agent` and `fabcheck exporter` with
+// --tls-cert/--tls-key (and --tls-ca for mutual TLS), a coordinator that
+// trusts the CA, one that does not, and one that speaks plain HTTP.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "../net/test_certs.h"
+#include "../telemetry/process_helpers.h"
+
+namespace {
+
+using fabcheck::net::testing::Certs;
+using fabcheck::telemetry::testing::BackgroundProcess;
+using fabcheck::telemetry::testing::CommandResult;
+using fabcheck::telemetry::testing::FreePort;
+using fabcheck::telemetry::testing::RunCommand;
+using namespace std::chrono_literals;
+
+const std::string kCapture = std::string(FABCHECK_TESTDATA_DIR) + "/captures/dgx-h100-example.tar.gz";
+
+// Waits until the server on `port` completes a TLS handshake and answers `path`.
+bool WaitHttps(int port, const std::string& path, const Certs& c, bool mutual) {
+  for (int i = 0; i < 100; ++i) {
+    httplib::Client client("https://127.0.0.1:" + std::to_string(port), mutual ? c.Path("client.crt") : "",
+                           mutual ? c.Path("client.key") : "");
+    client.set_ca_cert_path(c.Path("ca.crt").c_str());
+    client.enable_server_certificate_verification(true);
+    client.set_connection_timeout(1s);
+    if (auto res = client.Get(path); res && res->status == 200) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+class TlsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Certs::Get().ok) GTEST_SKIP() << Certs::Get().skip_reason;
+  }
+  const Certs& c() const { return Certs::Get(); }
+  std::string Log(const std::string& name) const { return c().Path(name + ".log"); }
+};
+
+TEST_F(TlsCliTest, LadderTalksToAnHttpsAgentOnlyWithTheRightCa) {
+  const int port = FreePort();
+  BackgroundProcess agent;
+  ASSERT_TRUE(agent.Start({FABCHECK_BINARY, "agent", "--listen", "127.0.0.1:" + std::to_string(port), "--perf-port",
+                           "0", "--name", "tls-agent", "--sysroot", kCapture, "--tls-cert", c().Path("server.crt"),
+                           "--tls-key", c().Path("server.key")},
+                          Log("agent")));
+  ASSERT_TRUE(WaitHttps(port, "/v1/health", c(), false)) << RunCommand("cat " + Log("agent")).output;
+  int run = 0;
+  auto ladder = [&] {
+    return std::string(FABCHECK_BINARY) + " ladder --agents 127.0.0.1:" + std::to_string(port) +
+           " --rungs L1L2.node --keep-going --out " + c().Path("bundle" + std::to_string(++run)) + " ";
+  };
+
+  CommandResult trusted = RunCommand(ladder() + "--tls-ca " + c().Path("ca.crt") + " 2>&1");
+  EXPECT_EQ(trusted.exit_code, 0) << trusted.output;
+  EXPECT_NE(trusted.output.find("GO: L1L2.node passed"), std::string::npos) << trusted.output;
+  EXPECT_EQ(trusted.output.find("HTTPS only"), std::string::npos) << trusted.output;
+  EXPECT_EQ(trusted.output.find("certificate"), std::string::npos) << trusted.output;
+
+  CommandResult untrusted = RunCommand(ladder() + "--tls-ca " + c().Path("other-ca.crt") + " 2>&1");
+  EXPECT_NE(untrusted.exit_code, 0);
+  EXPECT_NE(untrusted.output.find("does not verify against --tls-ca " + c().Path("other-ca.crt")), std::string::npos)
+      << untrusted.output;
+
+  CommandResult plain = RunCommand(ladder() + "2>&1");
+  EXPECT_NE(plain.exit_code, 0);
+  EXPECT_NE(plain.output.find("speaks HTTPS only: use https://127.0.0.1:" + std::to_string(port)), std::string::npos)
+      << plain.output;
+
+  CommandResult bad_key = RunCommand(std::string(FABCHECK_BINARY) + " agent --listen 127.0.0.1:0 --tls-cert " +
+                                     c().Path("server.crt") + " --tls-key " + c().Path("client.key") + " 2>&1");
+  EXPECT_EQ(bad_key.exit_code, 64) << bad_key.output;
+  EXPECT_NE(bad_key.output.find("is not the key of --tls-cert"), std::string::npos) << bad_key.output;
+}
+
+TEST_F(TlsCliTest, ExporterServesMetricsOverMutualTls) {
+  const int port = FreePort();
+  BackgroundProcess exporter;
+  ASSERT_TRUE(exporter.Start({FABCHECK_BINARY, "exporter", "--listen", "127.0.0.1:" + std::to_string(port),
+                              "--sysroot", kCapture, "--ethtool", "off", "--kubelet-socket", "none", "--tls-cert",
+                              c().Path("server.crt"), "--tls-key", c().Path("server.key"), "--tls-ca",
+                              c().Path("ca.crt")},
+                             Log("exporter")));
+  ASSERT_TRUE(WaitHttps(port, "/healthz", c(), /*mutual=*/true)) << RunCommand("cat " + Log("exporter")).output;
+  httplib::Client scraper("https://127.0.0.1:" + std::to_string(port), c().Path("client.crt"), c().Path("client.key"));
+  scraper.set_ca_cert_path(c().Path("ca.crt").c_str());
+  auto metrics = scraper.Get("/metrics");
+  ASSERT_TRUE(metrics) << httplib::to_string(metrics.error());
+  EXPECT_NE(metrics->body.find("fabcheck_rdma_port_up"), std::string::npos);
+  // Without a client certificate: no handshake, no metrics.
+  httplib::Client anonymous("https://127.0.0.1:" + std::to_string(port));
+  anonymous.set_ca_cert_path(c().Path("ca.crt").c_str());
+  EXPECT_FALSE(anonymous.Get("/metrics"));
+}
+
+}  // namespace
