@@ -89,13 +89,15 @@ void from_json(const nlohmann::json& j, PairMatrix& m) {
 }
 
 void to_json(nlohmann::json& j, const SweepMember& m) {
-  j = {{"index", m.index}, {"name", m.name}, {"control", m.control}, {"data_addresses", m.data_addresses},
+  j = {{"index", m.index}, {"name", m.name}, {"display", m.display.empty() ? m.name : m.display},
+       {"control", m.control}, {"data_addresses", m.data_addresses},
        {"interface_mtu", m.interface_mtu}, {"reachable", m.reachable}};
   if (!m.error.empty()) j["error"] = m.error;
 }
 void from_json(const nlohmann::json& j, SweepMember& m) {
   m.index = j.at("index").get<int>();
   m.name = j.value("name", "");
+  m.display = j.value("display", m.name);
   m.control = j.value("control", "");
   m.data_addresses = j.value("data_addresses", std::vector<std::string>{});
   m.interface_mtu = j.value("interface_mtu", std::vector<int>{});
@@ -111,6 +113,13 @@ void to_json(nlohmann::json& j, const SweepPairResult& p) {
   PutNullable(j, "lat_p99_us", p.lat_p99_us);
   PutNullable(j, "path_mtu", p.path_mtu);
   if (!p.error.empty()) j["error"] = p.error;
+  if (!p.flow_gbps.empty()) {
+    j["flow_gbps"] = p.flow_gbps;
+    j["flow_spine"] = p.flow_spine;
+  }
+  if (p.a_port_gbps) j["a_port_gbps"] = *p.a_port_gbps;
+  if (p.b_port_gbps) j["b_port_gbps"] = *p.b_port_gbps;
+  if (p.loss) j["loss"] = *p.loss;
 }
 void from_json(const nlohmann::json& j, SweepPairResult& p) {
   p.a = j.at("a").get<int>();
@@ -124,6 +133,12 @@ void from_json(const nlohmann::json& j, SweepPairResult& p) {
   p.lat_p99_us = Optional<double>(j, "lat_p99_us");
   p.path_mtu = Optional<int>(j, "path_mtu");
   p.error = j.value("error", "");
+  p.flow_gbps = j.value("flow_gbps", std::vector<float>{});
+  p.flow_spine = j.value("flow_spine", std::vector<int16_t>{});
+  if (p.flow_spine.size() != p.flow_gbps.size()) p.flow_spine.assign(p.flow_gbps.size(), -1);
+  p.a_port_gbps = Optional<double>(j, "a_port_gbps");
+  p.b_port_gbps = Optional<double>(j, "b_port_gbps");
+  p.loss = Optional<double>(j, "loss");
 }
 
 void to_json(nlohmann::json& j, const SweepMatrices& m) {
@@ -188,9 +203,38 @@ void from_json(const nlohmann::json& j, SweepStats& s) {
   s.path_mtu_median = j.value("path_mtu_median", 0.0);
 }
 
+void to_json(nlohmann::json& j, const SweepEvidence& e) {
+  j = {{"a", e.a}, {"b", e.b}, {"rail", e.rail}, {"round", e.round}, {"metric", e.metric},
+       {"value", e.value}, {"expected", e.expected}};
+}
+void from_json(const nlohmann::json& j, SweepEvidence& e) {
+  e.a = j.at("a").get<int>();
+  e.b = j.at("b").get<int>();
+  e.rail = j.value("rail", 0);
+  e.round = j.value("round", 0);
+  e.metric = j.value("metric", "");
+  e.value = j.value("value", 0.0);
+  e.expected = j.value("expected", 0.0);
+}
+void to_json(nlohmann::json& j, const SweepElementFinding& f) {
+  j = {{"kind", f.kind}, {"element", f.element}, {"rail", f.rail}, {"severity", f.severity},
+       {"confidence", f.confidence}, {"ratio", f.ratio}, {"why", f.why}, {"evidence", f.evidence}};
+}
+void from_json(const nlohmann::json& j, SweepElementFinding& f) {
+  f.kind = j.at("kind").get<std::string>();
+  f.element = j.at("element").get<std::string>();
+  f.rail = j.value("rail", -1);
+  f.severity = j.at("severity").get<Severity>();
+  f.confidence = j.value("confidence", 0.0);
+  f.ratio = j.value("ratio", 0.0);
+  f.why = j.value("why", "");
+  f.evidence = j.value("evidence", std::vector<SweepEvidence>{});
+}
+
 void to_json(nlohmann::json& j, const SweepVerdict& v) {
   j = {{"severity", v.severity}, {"summary", v.summary}, {"stats", v.stats},
        {"culprits", v.culprits}, {"findings", v.findings}};
+  if (!v.elements.empty()) j["elements"] = v.elements;
 }
 void from_json(const nlohmann::json& j, SweepVerdict& v) {
   v.severity = j.at("severity").get<Severity>();
@@ -198,6 +242,7 @@ void from_json(const nlohmann::json& j, SweepVerdict& v) {
   v.stats = j.value("stats", std::vector<SweepStats>{});
   v.culprits = j.value("culprits", std::vector<SweepCulprit>{});
   v.findings = j.value("findings", std::vector<Finding>{});
+  v.elements = j.value("elements", std::vector<SweepElementFinding>{});
 }
 
 void to_json(nlohmann::json& j, const SweepResult& r) {
@@ -214,6 +259,7 @@ void to_json(nlohmann::json& j, const SweepResult& r) {
        {"pairs", r.pairs},
        {"matrices", r.matrices},
        {"verdict", r.verdict}};
+  if (!r.spines.empty()) j["spines"] = r.spines;
 }
 
 void from_json(const nlohmann::json& j, SweepResult& r) {
@@ -233,6 +279,7 @@ void from_json(const nlohmann::json& j, SweepResult& r) {
   r.members = j.value("members", std::vector<SweepMember>{});
   r.pairs = j.value("pairs", std::vector<SweepPairResult>{});
   r.matrices = j.value("matrices", std::vector<SweepMatrices>{});
+  r.spines = j.value("spines", std::vector<std::vector<std::string>>{});
   if (j.contains("verdict")) r.verdict = j.at("verdict").get<SweepVerdict>();
 }
 

@@ -24,7 +24,8 @@ char Glyph(double value, double median, bool higher_is_better) {
 }
 
 std::string Label(const model::SweepResult& r, int i) {
-  const std::string& name = r.members[static_cast<size_t>(i)].name;
+  const auto& m = r.members[static_cast<size_t>(i)];
+  const std::string& name = m.display.empty() ? m.name : m.display;  // "name@host" when names repeat
   return name.empty() ? fmt::format("node-{}", i) : name;
 }
 

@@ -90,8 +90,10 @@ std::vector<double> Finite(const std::vector<double>& a, const std::vector<doubl
 }
 
 std::string Name(const std::vector<model::SweepMember>& members, int i) {
-  if (i >= 0 && static_cast<size_t>(i) < members.size() && !members[static_cast<size_t>(i)].name.empty()) {
-    return members[static_cast<size_t>(i)].name;
+  if (i >= 0 && static_cast<size_t>(i) < members.size()) {
+    const model::SweepMember& m = members[static_cast<size_t>(i)];
+    if (!m.display.empty()) return m.display;  // tells apart two members with one hostname
+    if (!m.name.empty()) return m.name;
   }
   return fmt::format("node-{}", i);
 }

@@ -3,197 +3,214 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <mutex>
-#include <thread>
+#include <map>
 
-#include "base/log.h"
-#include "base/parallel.h"
 #include "base/strings.h"
-#include "control/client.h"
+#include "sweep/agent_transport.h"
+#include "sweep/planner.h"
 
 namespace fabcheck::sweep {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-struct Agent {
-  control::HostPort endpoint;
-  std::optional<control::AgentInfo> info;
-  std::atomic<bool> reachable{false};
-  std::string error;
-  std::mutex mu;  // guards error
-};
-
-using base::ParallelFor;
-
-std::string DataAddress(const Agent& a, int rail) {
-  if (a.info && static_cast<size_t>(rail) < a.info->rails.size() && !a.info->rails[rail].address.empty()) {
-    return a.info->rails[rail].address;
-  }
-  return a.endpoint.host;
+std::string HostOf(const std::string& host_port) {
+  size_t colon = host_port.rfind(':');
+  return colon == std::string::npos ? host_port : host_port.substr(0, colon);
 }
 
-bool IsAgentFailure(const Status& s) {
-  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded;
+model::SweepVerdict ElementVerdict(const Localization& loc, const std::vector<model::SweepMember>& members,
+                                   const std::vector<model::SweepPairResult>& pairs) {
+  model::SweepVerdict v;
+  v.elements = loc.findings;
+  v.findings = ElementFindings(loc.findings, members);
+  int unreachable = 0;
+  for (const auto& m : members) {
+    if (m.reachable) continue;
+    ++unreachable;
+    model::Finding f;
+    f.id = "sweep.node.unreachable";
+    f.severity = model::Severity::kFail;
+    f.group = "sweep";
+    f.object = m.display.empty() ? m.name : m.display;
+    f.message = "the agent did not answer; its remaining pairs were skipped";
+    if (!m.error.empty()) f.evidence.push_back(m.error);
+    f.remedy = "check that fabcheck agent runs on it and its control port is reachable";
+    v.findings.push_back(std::move(f));
+  }
+  for (const auto& f : v.findings) v.severity = std::max(v.severity, f.severity);
+  std::map<std::string, int> kinds;
+  for (const auto& e : loc.findings) ++kinds[e.kind];
+  std::vector<std::string> parts;
+  for (const auto& [k, c] : kinds) parts.push_back(fmt::format("{} {}", c, k));
+  if (unreachable) parts.push_back(fmt::format("{} unreachable", unreachable));
+  v.summary = parts.empty() ? fmt::format("no faulty element in {} tests", pairs.size())
+                            : fmt::format("{} ({} tests)", Join(parts, ", "), pairs.size());
+  if (!loc.suspects.empty()) v.summary += fmt::format("; {} suspects left unconfirmed", loc.suspects.size());
+  return v;
 }
 
 }  // namespace
 
-std::chrono::milliseconds TestTimeout(const control::PeerTestRequest& t) {
-  double s = 10;  // connection set-ups and the MTU search
-  if (t.bandwidth) s += t.bw_duration_s * 3 + 5;
-  if (t.latency) s += t.lat_duration_s * 3 + 5;
-  return std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+Result<fabric::Fabric> MatchFabric(const fabric::Fabric& f, const std::vector<model::SweepMember>& members, int rails) {
+  if (f.rails != 1 && f.rails < rails) {
+    return InvalidArgumentError(fmt::format("the fabric lists {} rails, the sweep uses {}: give one leaf per rail",
+                                            f.rails, rails));
+  }
+  fabric::FabricIndex index(f);
+  fabric::Fabric out;
+  out.rails = rails;
+  out.source = f.source;
+  std::vector<std::string> missing;
+  for (const auto& m : members) {
+    int k = -1;
+    for (const std::string& key : {m.display, m.name, HostOf(m.control), m.control}) {
+      if (k < 0 && !key.empty()) k = index.Find(key);
+    }
+    for (size_t r = 0; k < 0 && r < m.data_addresses.size(); ++r) k = index.Find(m.data_addresses[r]);
+    if (k < 0) {
+      missing.push_back(m.display.empty() ? m.name : m.display);
+      continue;
+    }
+    fabric::Member fm = f.members[k];
+    fm.name = m.display.empty() ? m.name : m.display;
+    // One leaf for every rail in the file: each rail reaches it through its own port.
+    if (f.rails == 1 && rails > 1) {
+      std::string leaf = fm.leaves[0];
+      fm.leaves.clear();
+      for (int r = 0; r < rails; ++r) fm.leaves.push_back(fmt::format("{}/r{}", leaf, r));
+    }
+    fm.leaves.resize(rails);
+    out.members.push_back(std::move(fm));
+  }
+  if (!missing.empty()) {
+    if (missing.size() > 5) missing.resize(5), missing.push_back("...");
+    return InvalidArgumentError(fmt::format("the fabric ({}) does not place {}: add them to the file (name or "
+                                            "address) or leave them out of the sweep", f.source, Join(missing, ", ")));
+  }
+  for (int r = 0; r < rails && !f.spines.empty(); ++r) {
+    out.spines.push_back(f.spines[f.rails == 1 ? 0 : r]);
+    if (f.rails == 1 && rails > 1) {
+      for (auto& s : out.spines.back()) s = fmt::format("{}/r{}", s, r);
+    }
+  }
+  return out;
 }
 
 Result<model::SweepResult> RunSweep(const std::vector<control::HostPort>& endpoints, const SweepOptions& o) {
-  const auto start = Clock::now();
   const int n = static_cast<int>(endpoints.size());
   if (n < 2) return InvalidArgumentError(fmt::format("a sweep needs at least 2 agents, got {}", n));
-  control::ClientOptions client_options{o.token, o.connect_timeout, o.info_timeout, o.tls};
-  std::vector<std::unique_ptr<Agent>> agents;
-  for (const auto& e : endpoints) {
-    agents.push_back(std::make_unique<Agent>());
-    agents.back()->endpoint = e;
+  AgentTransportOptions t;
+  t.test = o.test;
+  t.token = o.token;
+  t.tls = o.tls;
+  t.connect_timeout = o.connect_timeout;
+  t.info_timeout = o.info_timeout;
+  t.max_parallel_pairs = o.max_parallel_pairs;
+  t.rails = o.rails;
+  t.stop = o.stop;
+  AgentTransport transport(endpoints, t);
+  auto result = RunSweepOver(transport, o);
+  if (result.ok()) {
+    result->settings["test_timeout_ms"] = transport.test_timeout().count();
+    result->settings["connect_timeout_ms"] = o.connect_timeout.count();
+    result->settings["test"] = o.test;
+    result->settings["test"].erase("peer");
+    result->settings["test"].erase("peer_name");
   }
-  // Who is there: every agent's info, at once, each bounded by the timeouts.
-  ParallelFor(agents.size(), 64, [&](size_t i) {
-    Agent& a = *agents[i];
-    auto info = control::AgentClient(a.endpoint, client_options).Info();
-    if (info.ok()) {
-      a.info = *info;
-      a.reachable = true;
-    } else {
-      a.error = info.status().message();
-      LOG_WARN("sweep", "{}", a.error);
-    }
-  });
+  return result;
+}
+
+Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions& o) {
   model::SweepResult result;
-  result.pattern = std::string(PatternName(o.pattern));
-  int reachable = 0, rails = 1;
-  if (o.rails) rails = 1 << 20;
-  for (const auto& a : agents) {
-    if (!a->reachable) continue;
-    ++reachable;
-    if (o.rails) rails = std::min<int>(rails, std::max<size_t>(1, a->info->rails.size()));
+  result.members = transport.Discover();
+  const int n = static_cast<int>(result.members.size());
+  int reachable = 0;
+  std::vector<std::string> why;
+  for (const auto& m : result.members) {
+    reachable += m.reachable ? 1 : 0;
+    if (!m.reachable) why.push_back(m.error);
   }
-  if (o.rails && reachable == 0) rails = 1;
   if (reachable < 2) {
-    std::vector<std::string> why;
-    for (const auto& a : agents) {
-      if (!a->reachable) why.push_back(a->error);
-    }
     return UnavailableError(fmt::format("only {} of {} agents answer; nothing to sweep: {}", reachable, n,
                                         Join(why, "; ")));
   }
+  const int rails = transport.rails();
   result.rails = rails;
-  for (int i = 0; i < n; ++i) {
-    const Agent& a = *agents[i];
-    model::SweepMember m;
-    m.index = i;
-    m.control = a.endpoint.ToString();
-    m.name = a.info && !a.info->name.empty() ? a.info->name : a.endpoint.host;
-    m.reachable = a.reachable;
-    m.error = a.error;
-    for (int r = 0; r < rails; ++r) {
-      m.data_addresses.push_back(DataAddress(a, r));
-      m.interface_mtu.push_back(a.info && static_cast<size_t>(r) < a.info->rails.size() ? a.info->rails[r].mtu : 0);
-    }
-    result.members.push_back(m);
+  result.pattern = std::string(PatternName(o.pattern));
+  result.transport = transport.TransportName();
+  std::optional<fabric::Fabric> matched;
+  std::optional<fabric::FabricIndex> index;
+  if (o.fabric) {
+    ASSIGN_OR_RETURN(matched, MatchFabric(*o.fabric, result.members, rails));
+    index.emplace(*matched);
+    result.spines = matched->spines;
   }
-
-  ASSIGN_OR_RETURN(Schedule schedule, MakeSchedule(o.pattern, n, o.peers, o.seed));
-  result.rounds_planned = static_cast<int>(schedule.rounds.size());
-  const auto timeout = TestTimeout(o.test);
-  result.settings = {{"test", o.test}, {"test_timeout_ms", timeout.count()},
-                     {"connect_timeout_ms", o.connect_timeout.count()}, {"peers", o.peers}, {"seed", o.seed}};
-  result.settings["test"].erase("peer");
-  result.settings["test"].erase("peer_name");
-  result.transport = o.test.transport;
+  PlanOptions plan;
+  plan.pattern = o.pattern;
+  plan.peers = o.peers;
+  plan.seed = o.seed;
+  plan.flows = o.flows;
+  plan.uplink_load = o.uplink_load;
+  plan.max_rounds = o.max_rounds;
+  plan.localize = o.localize;
+  ASSIGN_OR_RETURN(auto planner, MakePlanner(plan, n, index ? &*index : nullptr));
+  result.rounds_planned = planner->planned();
+  result.settings = {{"peers", o.peers}, {"seed", o.seed}, {"flows", o.flows}, {"uplink_load", o.uplink_load},
+                     {"max_rounds", o.max_rounds}};
   if (o.on_start) o.on_start(result.members);
 
-  std::mutex mu;  // guards result.pairs
-  // One direction: agent `a` tests `b` on `rail`. Returns false when agent a
-  // itself did not answer.
-  auto direction = [&](int a, int b, int rail, int round) {
-    Agent& from = *agents[a];
-    Agent& to = *agents[b];
-    control::PeerTestRequest req = o.test;
-    req.peer = DataAddress(to, rail);
-    req.peer_name = result.members[b].name;
-    req.perf_port = to.info->perf_port;
-    req.mtu_port = to.info->mtu_port;
-    req.source = rails > 1 || o.rails ? DataAddress(from, rail) : "";
-    if (req.source == from.endpoint.host && !(from.info && !from.info->rails.empty())) req.source.clear();
-    model::SweepPairResult p;
-    p.a = a, p.b = b, p.rail = rail, p.round = round;
-    auto res = control::AgentClient(from.endpoint, client_options).RunTest(req, timeout);
-    if (!res.ok()) {
-      p.error = res.status().message();
-      if (IsAgentFailure(res.status()) && !control::AgentClient(from.endpoint, client_options).Health().ok()) {
-        std::lock_guard lock(from.mu);
-        if (from.reachable.exchange(false)) from.error = res.status().message();
-        return;  // the agent is gone: its pairs are its problem, not links
-      }
-    } else {
-      p.bw_gbps = res->bw_gbps;
-      p.lat_median_us = res->lat_median_us;
-      p.lat_p99_us = res->lat_p99_us;
-      p.path_mtu = res->path_mtu;
-      p.local_mtu = res->local_mtu;
-      p.transport = res->transport;
-      p.error = Join(res->errors, "; ");
-      if (!res->errors.empty() && !control::AgentClient(to.endpoint, client_options).Health().ok()) {
-        std::lock_guard lock(to.mu);
-        if (to.reachable.exchange(false)) to.error = fmt::format("stopped answering mid-sweep: {}", p.error);
-      }
-    }
-    std::lock_guard lock(mu);
-    result.pairs.push_back(std::move(p));
-  };
-
   Progress progress;
-  progress.rounds = result.rounds_planned;
-  for (size_t r = 0; r < schedule.rounds.size(); ++r) {
+  uint32_t flow_base = static_cast<uint32_t>(o.seed * 7919);
+  for (int round = 1;; ++round) {
     if (o.stop && o.stop->load()) {
       result.interrupted = true;
       break;
     }
-    const Round& round = schedule.rounds[r];
-    ParallelFor(round.size(), static_cast<size_t>(o.max_parallel_pairs), [&](size_t k) {
-      const Pair& pair = round[k];
-      for (int rail_pass = 0; rail_pass < 2; ++rail_pass) {
-        int a = rail_pass == 0 ? pair.a : pair.b, b = rail_pass == 0 ? pair.b : pair.a;
-        if (o.stop && o.stop->load()) return;
-        if (!agents[a]->reachable || !agents[b]->reachable) return;
-        // Every rail of the pair at once, one direction at a time.
-        ParallelFor(static_cast<size_t>(rails), static_cast<size_t>(rails),
-                    [&](size_t rail) { direction(a, b, static_cast<int>(rail), static_cast<int>(r) + 1); });
+    for (int i = 0; i < n; ++i) result.members[i].reachable = transport.Reachable(i);
+    auto next = planner->Next(result.pairs, result.members);
+    if (!next) break;
+    std::vector<TestSpec> specs;
+    for (const PlannedPair& p : next->pairs) {
+      for (int dir = 0; dir < 2; ++dir) {
+        for (int r = 0; r < rails; ++r) {
+          specs.push_back({dir == 0 ? p.a : p.b, dir == 0 ? p.b : p.a, r, p.flows, flow_base});
+          flow_base += static_cast<uint32_t>(p.flows);
+        }
       }
-    });
-    result.rounds_completed = static_cast<int>(r) + 1;
-    progress.round = result.rounds_completed;
-    progress.pairs_done += round.size();
-    progress.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-    progress.eta_s = progress.elapsed_s / progress.round * (progress.rounds - progress.round);
+    }
+    auto results = transport.RunRound(specs, round);
+    for (auto& r : results) {
+      if (r) result.pairs.push_back(std::move(*r));
+    }
+    result.rounds_completed = round;
+    result.rounds_planned = std::max(planner->planned(), round);
+    progress.round = round;
+    progress.rounds = result.rounds_planned;
+    progress.pairs_done += next->pairs.size();
+    progress.elapsed_s = transport.ElapsedSeconds();
+    progress.eta_s = progress.elapsed_s / round * std::max(0, progress.rounds - round);
     progress.unreachable = 0;
-    for (const auto& a : agents) progress.unreachable += a->reachable ? 0 : 1;
+    for (int i = 0; i < n; ++i) progress.unreachable += transport.Reachable(i) ? 0 : 1;
     if (o.on_progress) o.on_progress(progress);
-    if (o.on_round) o.on_round(static_cast<int>(r) + 1);
+    if (o.on_round) o.on_round(round);
   }
-  if (o.stop && o.stop->load() && result.rounds_completed < result.rounds_planned) result.interrupted = true;
-
+  if (o.stop && o.stop->load()) result.interrupted = true;
   for (int i = 0; i < n; ++i) {
-    result.members[i].reachable = agents[i]->reachable;
-    std::lock_guard lock(agents[i]->mu);
-    result.members[i].error = agents[i]->error;
+    result.members[i].reachable = transport.Reachable(i);
+    if (auto* agents = dynamic_cast<AgentTransport*>(&transport); agents && !result.members[i].reachable) {
+      result.members[i].error = agents->Error(i);
+    }
   }
   std::sort(result.pairs.begin(), result.pairs.end(), [](const auto& x, const auto& y) {
     return std::tie(x.round, x.a, x.b, x.rail) < std::tie(y.round, y.a, y.b, y.rail);
   });
-  result.matrices = model::BuildMatrices(n, rails, result.pairs);
-  result.verdict = Analyze(result.matrices, result.members, result.pairs, o.analysis);
-  result.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  if (o.dense_matrices) result.matrices = model::BuildMatrices(n, rails, result.pairs);
+  if (index) {
+    result.verdict = ElementVerdict(Localize(result.pairs, *index, result.members, o.localize), result.members,
+                                    result.pairs);
+  } else {
+    result.verdict = Analyze(result.matrices, result.members, result.pairs, o.analysis);
+  }
+  result.elapsed_s = transport.ElapsedSeconds();  // simulated time for the simulator
   return result;
 }
 

@@ -1,6 +1,8 @@
-// The coordinator: asks every agent who it is, plans the rounds, runs each
-// round's pairs at once (both directions, every rail), and gathers a
-// SweepResult. It never prints: progress goes to a callback.
+// The coordinator: asks every member who it is (through a Transport: real
+// agents or the simulator), plans the rounds (planner.h), runs each round's
+// pairs at once (both directions, every rail), and gathers a SweepResult
+// judged by the analysis (no fabric) or the localiser (with a fabric). It
+// never prints: progress goes to a callback.
 //
 // Robustness: an agent that does not answer (at the start or mid-sweep) is
 // marked unreachable and its remaining pairs are skipped; the rest goes on.
@@ -19,8 +21,11 @@
 #include "control/api.h"
 #include "net/tls.h"
 #include "fabcheck/model/sweep.h"
+#include "fabric/fabric.h"
 #include "sweep/analysis.h"
+#include "sweep/localize.h"
 #include "sweep/schedule.h"
+#include "sweep/transport.h"
 
 namespace fabcheck::sweep {
 
@@ -44,7 +49,16 @@ struct SweepOptions {
   std::chrono::milliseconds connect_timeout{3000};
   std::chrono::milliseconds info_timeout{5000};
   int max_parallel_pairs = 256;    // pairs of one round in flight at once
+  // The fabric (member -> leaf per rail). Members are matched to it by name,
+  // display name, address or control host; topology and adaptive need it,
+  // and with it the verdict names elements (node, nic, cable, uplink, spine, mtu).
+  const fabric::Fabric* fabric = nullptr;
+  int flows = 0;                   // flows per inter-leaf test; 0: enough to cover the spines (p >= 0.9)
+  double uplink_load = 0.5;        // share of a leaf testing across leaves at once
+  int max_rounds = 100;            // adaptive: the budget of rounds
+  bool dense_matrices = true;      // n x n matrices in the result (off for very large simulated fabrics)
   AnalysisOptions analysis;
+  LocalizeOptions localize;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(const Progress&)> on_progress;
   // Called once, after members answered and before round 1 (tests kill an agent here).
@@ -60,5 +74,13 @@ Result<model::SweepResult> RunSweep(const std::vector<control::HostPort>& agents
 // The per-request timeout for a test with these settings: both perf runs, the
 // MTU search, and slack for connection set-up.
 std::chrono::milliseconds TestTimeout(const control::PeerTestRequest& test);
+
+// The same over any transport (the simulator's, a test's).
+Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions& options);
+
+// The fabric reordered to the sweep's members: member i of the result is
+// member i of the sweep. Fails naming the members the fabric does not know.
+Result<fabric::Fabric> MatchFabric(const fabric::Fabric& fabric, const std::vector<model::SweepMember>& members,
+                                   int rails);
 
 }  // namespace fabcheck::sweep

@@ -21,17 +21,19 @@ std::string_view PatternName(Pattern pattern) {
     case Pattern::kPairwise: return "pairwise";
     case Pattern::kRing: return "ring";
     case Pattern::kRandom: return "k-random";
+    case Pattern::kTopology: return "topology";
+    case Pattern::kAdaptive: return "adaptive";
   }
   return "pairwise";
 }
 
 Result<Pattern> ParsePattern(std::string_view name) {
-  for (Pattern p : {Pattern::kPairwise, Pattern::kRing, Pattern::kRandom}) {
+  for (Pattern p : {Pattern::kPairwise, Pattern::kRing, Pattern::kRandom, Pattern::kTopology, Pattern::kAdaptive}) {
     if (PatternName(p) == name) return p;
   }
   if (name == "random") return Pattern::kRandom;
   return InvalidArgumentError(
-      fmt::format("unknown sweep pattern '{}' (use one of: pairwise, ring, k-random)", name));
+      fmt::format("unknown sweep strategy '{}' (use one of: pairwise, ring, k-random, topology, adaptive)", name));
 }
 
 size_t Schedule::pair_count() const {
@@ -148,6 +150,10 @@ Result<Schedule> MakeSchedule(Pattern pattern, int nodes, int k, uint64_t seed) 
     case Pattern::kPairwise: return PairwiseSchedule(nodes);
     case Pattern::kRing: return RingSchedule(nodes);
     case Pattern::kRandom: return RandomSchedule(nodes, k, seed);
+    case Pattern::kTopology:
+    case Pattern::kAdaptive:
+      return InvalidArgumentError(fmt::format("the {} strategy plans by leaf: give the fabric (--topology FILE)",
+                                              PatternName(pattern)));
   }
   return InvalidArgumentError("unknown pattern");
 }

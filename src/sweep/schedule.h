@@ -20,8 +20,9 @@
 
 namespace fabcheck::sweep {
 
-enum class Pattern { kPairwise, kRing, kRandom };
-std::string_view PatternName(Pattern pattern);  // "pairwise", "ring", "k-random"
+// kTopology and kAdaptive need a fabric (planner.h plans them).
+enum class Pattern { kPairwise, kRing, kRandom, kTopology, kAdaptive };
+std::string_view PatternName(Pattern pattern);  // "pairwise", "ring", "k-random", "topology", "adaptive"
 Result<Pattern> ParsePattern(std::string_view name);
 
 struct Pair {

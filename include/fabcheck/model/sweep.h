@@ -46,6 +46,9 @@ class PairMatrix {
 struct SweepMember {
   int index = 0;
   std::string name;                        // hostname (or the address when unknown)
+  // What every output shows: the name, or "name@host" when another member has
+  // the same name (cloned VMs, containers, namespaces on one host).
+  std::string display;
   std::string control;                     // agent control endpoint, host:port
   std::vector<std::string> data_addresses; // data-plane address per rail (NIC i = rail i)
   std::vector<int> interface_mtu;          // interface MTU per rail, 0 when unknown
@@ -63,6 +66,16 @@ struct SweepPairResult {
   int local_mtu = 0;                       // a's interface MTU toward b (what a's kernel believes)
   std::string transport;                   // what the test really used, e.g. "tcp"
   std::string error;                       // empty when the test ran
+  // Several flows (QPs / connections with distinct source ports) in one test,
+  // so ECMP hashes them over different spines: each flow's figure, and the
+  // spine it crossed (index into SweepResult::spines[rail]) when the transport
+  // can tell, -1 otherwise. Empty for a one-flow test.
+  std::vector<float> flow_gbps;
+  std::vector<int16_t> flow_spine;
+  // What the two ports negotiated and how many packets had to be resent, when
+  // the transport can tell: a downtrained or lossy cable shows here.
+  std::optional<double> a_port_gbps, b_port_gbps;
+  std::optional<double> loss;
 };
 
 struct SweepMatrices {
@@ -107,17 +120,45 @@ struct SweepStats {
   double path_mtu_median = 0;
 };
 
+// One measurement a finding rests on: a -> b on `rail` in `round` gave
+// `value` where `expected` was the reference (flow figures for spines/uplinks).
+struct SweepEvidence {
+  int a = 0, b = 0, rail = 0, round = 0;
+  std::string metric;  // "bw_gbps", "flow_gbps", "path_mtu", "failed", "port_gbps", "loss"
+  double value = 0, expected = 0;
+};
+
+// A fault pinned to one element of the fabric.
+//   kind     element
+//   node     n0000                      every rail of the node
+//   nic      n0000/r3                   one NIC (e.g. PCIe x8)
+//   cable    n0000/r3~leaf-r3-00        the NIC-leaf link (downtrained, lossy, flapping)
+//   uplink   leaf-r3-07~spine-r3-12     one leaf-spine link
+//   spine    spine-r3-12
+//   mtu      n0000/r3                   large frames fail on that NIC
+struct SweepElementFinding {
+  std::string kind;
+  std::string element;
+  int rail = -1;               // -1 for a node
+  Severity severity = Severity::kWarn;
+  double confidence = 0;       // 0..1
+  double ratio = 0;            // the element's figure over its reference
+  std::string why;             // one line for people
+  std::vector<SweepEvidence> evidence;  // the deciding measurements (a few)
+};
+
 struct SweepVerdict {
   Severity severity = Severity::kPass;
   std::string summary;  // one line for people
   std::vector<SweepStats> stats;
   std::vector<SweepCulprit> culprits;
   std::vector<Finding> findings;
+  std::vector<SweepElementFinding> elements;  // with a fabric: the elements at fault
 };
 
 struct SweepResult {
   std::string schema = std::string(kSweepSchema);
-  std::string pattern;         // "pairwise", "ring", "k-random"
+  std::string pattern;         // the strategy: "pairwise", "ring", "k-random", "topology", "adaptive"
   int rails = 1;
   int rounds_planned = 0;
   int rounds_completed = 0;
@@ -126,6 +167,7 @@ struct SweepResult {
   std::string transport;       // what the pairs were measured with
   nlohmann::json settings;     // sizes, durations, timeouts used
   std::vector<SweepMember> members;
+  std::vector<std::vector<std::string>> spines;  // per rail, from the fabric (flow_spine indexes these)
   std::vector<SweepPairResult> pairs;
   std::vector<SweepMatrices> matrices;  // one per rail
   SweepVerdict verdict;
@@ -148,6 +190,10 @@ void to_json(nlohmann::json& j, const SweepCulprit& c);
 void from_json(const nlohmann::json& j, SweepCulprit& c);
 void to_json(nlohmann::json& j, const SweepStats& s);
 void from_json(const nlohmann::json& j, SweepStats& s);
+void to_json(nlohmann::json& j, const SweepEvidence& e);
+void from_json(const nlohmann::json& j, SweepEvidence& e);
+void to_json(nlohmann::json& j, const SweepElementFinding& f);
+void from_json(const nlohmann::json& j, SweepElementFinding& f);
 void to_json(nlohmann::json& j, const SweepVerdict& v);
 void from_json(const nlohmann::json& j, SweepVerdict& v);
 void to_json(nlohmann::json& j, const SweepResult& r);

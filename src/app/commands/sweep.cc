@@ -17,6 +17,7 @@
 #include "control/server.h"
 #include "net/auth.h"
 #include "net/rank.h"
+#include "fabric/fabric.h"
 #include "sweep/agent.h"
 #include "sweep/discovery.h"
 #include "report/sweep_text.h"
@@ -37,6 +38,9 @@ struct Options {
   std::string agents, agents_file, coordinator;
   int world = 0;
   std::string pattern = "pairwise";
+  std::string topology;
+  int flows = 0, max_rounds = 100;
+  double uplink_load = 0.5;
   int peers = 3;
   uint64_t seed = 1;
   bool rails = false;
@@ -111,6 +115,20 @@ int RunSweepCommand(const Options& o) {
   if (o.peers < 1) return Usage("--peers must be 1 or more");
   if (o.world < 0) return Usage("--world must be positive");
   if (o.no_bw && o.no_lat && o.no_mtu) return Usage("--no-bw --no-lat --no-mtu leaves nothing to measure");
+  if (o.flows < 0 || o.flows > 64) return Usage("--flows must be 0..64 (0: enough to cover the spines)");
+  if (!(o.uplink_load > 0 && o.uplink_load <= 1)) return Usage("--uplink-load must be in (0, 1]");
+  if (o.max_rounds < 1) return Usage("--max-rounds must be 1 or more");
+  std::optional<fabric::Fabric> topology;
+  if (!o.topology.empty()) {
+    auto f = fabric::LoadFabric(o.topology);
+    if (!f.ok()) {
+      std::cerr << "fabcheck sweep: --topology " << f.status().message() << "\n";
+      return kExitError;
+    }
+    topology = std::move(f).value();
+  } else if (*pattern == sweep::Pattern::kTopology || *pattern == sweep::Pattern::kAdaptive) {
+    return Usage("--strategy " + o.pattern + " plans by leaf: give --topology FILE (fabcheck fabric builds one)");
+  }
 
   std::optional<std::string> token;
   if (!o.token_file.empty()) {
@@ -206,6 +224,10 @@ int RunSweepCommand(const Options& o) {
   so.test.lat_duration_s = *lat_duration;
   so.test.streams = o.streams;
   so.max_parallel_pairs = o.parallel;
+  so.fabric = topology ? &*topology : nullptr;
+  so.flows = o.flows;
+  so.uplink_load = o.uplink_load;
+  so.max_rounds = o.max_rounds;
   so.stop = &g_stop;
   const bool tty = ::isatty(STDERR_FILENO);
   if (!o.quiet) {
@@ -251,8 +273,17 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
                   "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)");
   cmd->add_option("--world", o->world, "Number of ranks when the environment gives only the rank "
                                        "(Kubernetes Indexed Job: JOB_COMPLETION_INDEX)");
-  cmd->add_option("--pattern", o->pattern, "pairwise (every pair, n-1 rounds), ring, or k-random")
+  cmd->add_option("--strategy,--pattern", o->pattern,
+                  "pairwise (every pair, n-1 rounds), ring, k-random, topology (every pair inside each leaf, then "
+                  "leaf against leaf) or adaptive (a cheap pass, then only suspects; needs --topology)")
       ->capture_default_str();
+  cmd->add_option("--topology", o->topology, "Fabric file (fabcheck.fabric/v1: each member's leaf per rail, the "
+                                             "spines); findings then name node, nic, cable, uplink, spine or mtu");
+  cmd->add_option("--flows", o->flows, "Flows per test between leaves (distinct source ports, so ECMP spreads them; "
+                                       "0: enough to cover every spine with p >= 0.9)")->capture_default_str();
+  cmd->add_option("--uplink-load", o->uplink_load, "Share of a leaf testing across leaves at once (keeps ECMP "
+                                                   "collisions from saturating an uplink)")->capture_default_str();
+  cmd->add_option("--max-rounds", o->max_rounds, "Adaptive: the budget of rounds")->capture_default_str();
   cmd->add_option("--peers", o->peers, "k-random: peers per node")->capture_default_str();
   cmd->add_option("--seed", o->seed, "k-random: seed, to repeat a sweep")->capture_default_str();
   cmd->add_flag("--rails", o->rails, "Test NIC i of one node with NIC i of the other, all rails of a pair at once");
@@ -284,6 +315,7 @@ agent, 3 could not run. Ctrl-C prints the partial result; a second Ctrl-C exits 
 Examples:
   fabcheck sweep --agents n1,n2,n3,n4               # agents already running (DaemonSet)
   fabcheck sweep --agents-file nodes.txt --pattern ring --json > sweep.json
+  fabcheck sweep --agents-file nodes.txt --topology fabric.yaml --strategy adaptive   # names the element
   srun -N64 --ntasks-per-node=1 fabcheck sweep --coordinator $(hostname):18522 --data-iface ib0
   mpirun -np 8 --map-by ppr:1:node fabcheck sweep --coordinator head01:18522
   # Kubernetes Indexed Job: fabcheck sweep --world 16 --coordinator fabcheck-sweep-0.fabcheck-sweep:18522

@@ -1,0 +1,358 @@
+#include "sweep/localize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "sweep/localize_internal.h"
+
+namespace fabcheck::sweep {
+namespace internal {
+
+std::string MemberName(const std::vector<model::SweepMember>& members, int m) {
+  const auto& x = members[static_cast<size_t>(m)];
+  return !x.display.empty() ? x.display : !x.name.empty() ? x.name : fmt::format("node-{}", m);
+}
+
+std::string NicName(const std::vector<model::SweepMember>& members, int m, int rail) {
+  return fmt::format("{}/r{}", MemberName(members, m), rail);
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::MemberName;
+using internal::NicName;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+double Confidence(int consistent) { return std::min(0.99, 1 - std::pow(0.5, consistent)); }
+
+// Per NIC (member x rail) tallies over every test it took part in.
+struct NicTally {
+  float best_q = kNaN;
+  int tests = 0, slow = 0;
+  int mtu_tests = 0, mtu_below = 0;
+  int intra_tests = 0;  // tests inside the leaf (no uplink or spine on the path)
+  int lossy = 0;        // ...of which lost packets
+  int downtrained = 0;  // tests where this end's port ran below the rail's port rate
+  int best_test = -1;   // index into tests
+  std::set<int> slow_partners, mtu_partners;
+};
+
+bool Failed(const model::SweepPairResult& t) { return !t.bw_gbps && !t.error.empty(); }
+
+}  // namespace
+
+int FlowsToCoverSpines(int m, double p) {
+  if (m <= 1) return 1;
+  for (int k = m; k < 100000; ++k) {
+    // P(every spine gets a flow) by inclusion-exclusion over the spines missed.
+    double all = 0, binom = 1;
+    for (int j = 0; j <= m; ++j) {
+      all += (j % 2 ? -1 : 1) * binom * std::pow(1.0 - static_cast<double>(j) / m, k);
+      binom = binom * (m - j) / (j + 1);
+    }
+    if (all >= p) return k;
+  }
+  return m;
+}
+
+Localization Localize(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
+                      const std::vector<model::SweepMember>& members, const LocalizeOptions& o) {
+  Localization out;
+  const int n = static_cast<int>(members.size());
+  const int rails = fabric.rails();
+  auto at = [rails](int m, int r) { return static_cast<size_t>(m) * rails + r; };
+
+  // References per rail: bandwidth (90th percentile), path MTU and port rate (medians).
+  std::vector<double> ref(rails, 0), mtu_ref(rails, 0), port_ref(rails, 0);
+  {
+    std::vector<std::vector<double>> bw(rails), mtu(rails), port(rails);
+    for (const auto& t : tests) {
+      if (t.rail < 0 || t.rail >= rails) continue;
+      if (t.bw_gbps) bw[t.rail].push_back(*t.bw_gbps);
+      if (t.path_mtu) mtu[t.rail].push_back(*t.path_mtu);
+      if (t.a_port_gbps) port[t.rail].push_back(*t.a_port_gbps);
+    }
+    for (int r = 0; r < rails; ++r) {
+      ref[r] = Quantile(bw[r], 0.9);
+      mtu_ref[r] = Quantile(mtu[r], 0.5);
+      port_ref[r] = Quantile(port[r], 0.5);
+    }
+  }
+
+  std::vector<NicTally> nic(static_cast<size_t>(n) * rails);
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const auto& t = tests[i];
+    if (t.rail < 0 || t.rail >= rails || t.a < 0 || t.b < 0 || t.a >= n || t.b >= n) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int me = side == 0 ? t.a : t.b, other = side == 0 ? t.b : t.a;
+      NicTally& x = nic[at(me, t.rail)];
+      if (t.bw_gbps && ref[t.rail] > 0) {
+        const float q = static_cast<float>(*t.bw_gbps / ref[t.rail]);
+        ++x.tests;
+        if (!(x.best_q >= q)) {
+          x.best_q = q;
+          x.best_test = static_cast<int>(i);
+        }
+        if (q < o.slow) {
+          ++x.slow;
+          x.slow_partners.insert(other);
+        }
+        // Loss on a path through the spines may be theirs: judge the cable by tests inside its leaf.
+        if (fabric.leaf(t.a, t.rail) == fabric.leaf(t.b, t.rail)) {
+          ++x.intra_tests;
+          if (t.loss && *t.loss >= 1e-4) ++x.lossy;
+        }
+        const auto& port = side == 0 ? t.a_port_gbps : t.b_port_gbps;
+        if (port && port_ref[t.rail] > 0 && *port < 0.9 * port_ref[t.rail]) ++x.downtrained;
+      }
+      if (t.path_mtu) {
+        ++x.mtu_tests;
+        if (*t.path_mtu < mtu_ref[t.rail]) {
+          ++x.mtu_below;
+          x.mtu_partners.insert(other);
+        }
+      }
+    }
+  }
+  out.nic_state.assign(n, std::vector<uint8_t>(rails, 0));
+  internal::NicView view;
+  view.rails = rails;
+  view.reference = ref;
+  view.good_threshold = o.good;
+  view.best_q.assign(nic.size(), kNaN);
+  view.bad.assign(nic.size(), 0);
+  for (size_t k = 0; k < nic.size(); ++k) view.best_q[k] = nic[k].best_q;
+
+  auto evidence_of = [&](int test, const char* metric, double expected) {
+    const auto& t = tests[static_cast<size_t>(test)];
+    return model::SweepEvidence{t.a, t.b, t.rail, t.round, metric, t.bw_gbps.value_or(0), expected};
+  };
+  auto good_partners = [&](const std::set<int>& partners, int rail) {
+    int g = 0;
+    for (int p : partners) g += view.good(p, rail) ? 1 : 0;
+    return g;
+  };
+
+  // MTU holes first: their large-message failures must not read as flaps.
+  for (int m = 0; m < n; ++m) {
+    for (int r = 0; r < rails; ++r) {
+      const NicTally& x = nic[at(m, r)];
+      if (x.mtu_below == 0 || x.mtu_below < o.mtu_share * x.mtu_tests) continue;
+      view.bad[at(m, r)] = 1;
+      out.nic_state[m][r] = 2;
+      if (x.mtu_below < o.min_slow_tests || x.mtu_partners.size() < static_cast<size_t>(o.min_good_partners)) {
+        out.suspects.push_back({Suspect::Kind::kMtu, m, r});
+        continue;
+      }
+      model::SweepElementFinding f;
+      f.kind = "mtu";
+      f.element = NicName(members, m, r);
+      f.rail = r;
+      f.severity = model::Severity::kFail;
+      f.confidence = Confidence(static_cast<int>(x.mtu_partners.size())) * x.mtu_below / x.mtu_tests;
+      f.ratio = 0;
+      f.why = fmt::format("large frames vanish to and from {}: path MTU below the rail's {:.0f} with {} of {} "
+                          "partners", f.element, mtu_ref[r], x.mtu_partners.size(), x.mtu_tests);
+      out.findings.push_back(std::move(f));
+    }
+  }
+  // Flaps, greedily: the NIC with the most failed tests (not explained by an
+  // MTU hole at either end) takes the blame for all of them, so its partners
+  // are not blamed as well.
+  std::vector<std::pair<size_t, size_t>> failed;  // NIC slots of both ends
+  for (const auto& t : tests) {
+    if (!Failed(t) || t.rail < 0 || t.rail >= rails || t.a >= n || t.b >= n) continue;
+    if (view.bad[at(t.a, t.rail)] || view.bad[at(t.b, t.rail)]) continue;
+    failed.push_back({at(t.a, t.rail), at(t.b, t.rail)});
+  }
+  std::vector<char> taken(failed.size(), 0);
+  for (;;) {
+    std::map<size_t, int> count;
+    for (size_t i = 0; i < failed.size(); ++i) {
+      if (taken[i]) continue;
+      ++count[failed[i].first];
+      ++count[failed[i].second];
+    }
+    size_t k = 0;
+    int best = 0;
+    for (const auto& [slot, c] : count) {
+      if (c > best && nic[slot].tests > 0) k = slot, best = c;  // never once succeeded: unreachable, not a flap
+    }
+    if (best == 0) break;
+    std::set<int> partners;
+    for (size_t i = 0; i < failed.size(); ++i) {
+      if (taken[i] || (failed[i].first != k && failed[i].second != k)) continue;
+      taken[i] = 1;
+      const size_t other = failed[i].first == k ? failed[i].second : failed[i].first;
+      partners.insert(static_cast<int>(other / rails));
+    }
+    const int m = static_cast<int>(k / rails), r = static_cast<int>(k % rails);
+    const NicTally& x = nic[k];
+    view.bad[k] = 1;
+    out.nic_state[m][r] = 2;
+    if (best < o.flap_min_failures || partners.size() < 2) {
+      // Failures with one partner only: either end may flap, so both are re-measured.
+      out.suspects.push_back({Suspect::Kind::kFlap, m, r});
+      for (int p : partners) {
+        if (partners.size() == 1 && out.nic_state[p][r] != 2) out.suspects.push_back({Suspect::Kind::kFlap, p, r});
+      }
+      continue;
+    }
+    model::SweepElementFinding f;
+    f.kind = "cable";
+    f.element = fmt::format("{}~{}", NicName(members, m, r), fabric.leaf_name(r, fabric.leaf(m, r)));
+    f.rail = r;
+    f.severity = model::Severity::kFail;
+    f.confidence = Confidence(best);
+    f.ratio = static_cast<double>(x.tests) / (x.tests + best);
+    f.why = fmt::format("the link of {} goes down now and then: {} of {} tests failed, with {} partners, the "
+                        "others ran", NicName(members, m, r), best, x.tests + best, partners.size());
+    out.findings.push_back(std::move(f));
+  }
+
+  // Slow NIC segments, then node / nic / cable.
+  std::vector<std::vector<int>> slow_rails(n);
+  for (int m = 0; m < n; ++m) {
+    for (int r = 0; r < rails; ++r) {
+      const size_t k = at(m, r);
+      const NicTally& x = nic[k];
+      if (x.tests == 0 || view.bad[k]) continue;
+      if (x.best_q >= o.good) {
+        out.nic_state[m][r] = 1;
+        continue;
+      }
+      if (x.best_q >= o.slow) continue;  // between slow and good: not named, not cleared
+      out.nic_state[m][r] = 2;
+      view.bad[k] = 1;
+      if (x.slow < o.min_slow_tests || good_partners(x.slow_partners, r) < o.min_good_partners) {
+        out.suspects.push_back({Suspect::Kind::kNic, m, r});
+        continue;
+      }
+      slow_rails[m].push_back(r);
+    }
+  }
+  for (int m = 0; m < n; ++m) {
+    const auto& s = slow_rails[m];
+    if (s.empty()) continue;
+    const bool node = rails == 1 ? nic[at(m, s[0])].downtrained * 2 < nic[at(m, s[0])].tests &&
+                                       nic[at(m, s[0])].lossy * 2 < std::max(1, nic[at(m, s[0])].intra_tests)
+                                 : static_cast<int>(s.size()) >= std::max(2, (rails + 1) / 2);
+    auto finding = [&](int r) {
+      const NicTally& x = nic[at(m, r)];
+      model::SweepElementFinding f;
+      f.rail = r;
+      f.ratio = x.best_q;
+      f.severity = x.best_q < o.fail_ratio ? model::Severity::kFail : model::Severity::kWarn;
+      f.confidence = Confidence(x.slow);
+      f.evidence.push_back(evidence_of(x.best_test, "bw_gbps", ref[r]));
+      return f;
+    };
+    if (node) {
+      model::SweepElementFinding f = finding(s[0]);
+      f.kind = "node";
+      f.element = MemberName(members, m);
+      f.rail = -1;
+      double worst = 1;
+      int slow_tests = 0;
+      for (int r : s) {
+        worst = std::min<double>(worst, nic[at(m, r)].best_q);
+        slow_tests += nic[at(m, r)].slow;
+        if (r != s[0]) f.evidence.push_back(evidence_of(nic[at(m, r)].best_test, "bw_gbps", ref[r]));
+      }
+      f.ratio = worst;
+      f.confidence = Confidence(slow_tests);
+      f.severity = worst < o.fail_ratio ? model::Severity::kFail : model::Severity::kWarn;
+      f.why = fmt::format("{} is slow with every partner on {} of {} rails: its best test reached {:.0f}% of the "
+                          "reference", f.element, s.size(), rails, worst * 100);
+      out.findings.push_back(std::move(f));
+      continue;
+    }
+    for (int r : s) {
+      const NicTally& x = nic[at(m, r)];
+      model::SweepElementFinding f = finding(r);
+      const std::string nic_name = NicName(members, m, r);
+      if (x.downtrained * 2 >= x.tests || (x.intra_tests > 0 && x.lossy * 2 >= x.intra_tests)) {
+        f.kind = "cable";
+        f.element = fmt::format("{}~{}", nic_name, fabric.leaf_name(r, fabric.leaf(m, r)));
+        f.why = x.downtrained * 2 >= x.tests
+                    ? fmt::format("the cable of {} trained below the rail's port rate ({:.0f} Gb/s) and every "
+                                  "test of it is slow (best {:.0f}%)", nic_name, port_ref[r], x.best_q * 100)
+                    : fmt::format("the cable of {} loses packets: {} of {} tests resent packets, best test "
+                                  "{:.0f}% of the reference", nic_name, x.lossy, x.intra_tests, x.best_q * 100);
+      } else {
+        f.kind = "nic";
+        f.element = nic_name;
+        f.why = fmt::format("{} is slow with every partner ({} tests, best {:.0f}% of the reference) while the "
+                            "node's other rails are fine; its port runs at full rate (PCIe width or speed? "
+                            "firmware?)", nic_name, x.tests, x.best_q * 100);
+      }
+      out.findings.push_back(std::move(f));
+    }
+  }
+  internal::LocalizeLinks(tests, fabric, view, o, &out);
+  return out;
+}
+
+std::string SuspectName(const Suspect& s, const fabric::FabricIndex& fabric,
+                        const std::vector<model::SweepMember>& members) {
+  switch (s.kind) {
+    case Suspect::Kind::kNic: return "nic " + NicName(members, s.member, s.rail);
+    case Suspect::Kind::kMtu: return "mtu " + NicName(members, s.member, s.rail);
+    case Suspect::Kind::kFlap:
+      return fmt::format("cable {}~{}", NicName(members, s.member, s.rail), fabric.leaf_name(s.rail, fabric.leaf(s.member, s.rail)));
+    case Suspect::Kind::kUplink:
+      return fmt::format("uplink {}~{}", fabric.leaf_name(s.rail, s.leaf),
+                         s.spine < static_cast<int>(fabric.spines(s.rail).size()) ? fabric.spines(s.rail)[s.spine] : "?");
+  }
+  return "?";
+}
+
+std::vector<model::Finding> ElementFindings(const std::vector<model::SweepElementFinding>& elements,
+                                           const std::vector<model::SweepMember>& members) {
+  static const std::map<std::string, std::string> kRemedy = {
+      {"node", "take the node out of the job; check CPU frequency, NUMA placement, PCIe and thermal state "
+               "(fabcheck doctor on it)"},
+      {"nic", "check the NIC's PCIe link (lspci -vv: LnkSta), firmware and NUMA placement (fabcheck doctor)"},
+      {"cable", "reseat or replace the cable or transceiver; check the port counters for symbol errors and "
+                "link downs"},
+      {"uplink", "check the leaf-spine link's counters and optics; drain it from ECMP until repaired"},
+      {"spine", "check the spine's drops and error counters; drain it from ECMP until repaired"},
+      {"mtu", "set the same MTU on the NIC, its switch port and the path (ip link set dev ... mtu ...)"},
+  };
+  std::vector<model::Finding> out;
+  for (const auto& e : elements) {
+    model::Finding f;
+    f.id = "sweep.element." + e.kind;
+    f.severity = e.severity;
+    f.group = "sweep";
+    f.object = e.element;
+    f.message = e.why;
+    f.evidence.push_back(fmt::format("confidence {:.0f}%", e.confidence * 100));
+    for (const auto& x : e.evidence) {
+      f.evidence.push_back(fmt::format("round {} rail {}: {} -> {}: {} {:.3g} (reference {:.3g})", x.round, x.rail,
+                                       MemberName(members, x.a), MemberName(members, x.b), x.metric, x.value,
+                                       x.expected));
+    }
+    auto it = kRemedy.find(e.kind);
+    if (it != kRemedy.end()) f.remedy = it->second;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace fabcheck::sweep

@@ -1,0 +1,83 @@
+// Pinning faults to elements of the fabric: from directional tests (and the
+// per-flow figures of multi-flow tests) to this node, this NIC, this cable,
+// this leaf-spine uplink, this spine, or this NIC's MTU.
+//
+// The reasoning, per rail, with q = a test's bandwidth over the rail's
+// reference (its 90th percentile: robust to up to a tenth of slow tests and
+// to contention that pulls the median down):
+//   * A NIC is as good as the best test it took part in: a slow NIC (or its
+//     cable) is slow with every partner, a healthy one is fast with at least
+//     one. So best q < slow names the NIC segment and a single slow pairing
+//     never does. Persistence: it is named only after min_slow_tests slow
+//     tests, with at least min_good_partners partners that are themselves
+//     known good; before that it is a suspect, to re-measure.
+//   * Slow on most rails of a member: the node. On one rail: the NIC, or the
+//     cable when the port reports a downtrained rate or the test lost packets.
+//   * A flow of an inter-leaf test whose ends are both good, that is slow,
+//     went through a slow element of its path: its two uplinks or its spine.
+//     A spine is named when a large share of the flows through it are slow,
+//     from several leaves; an uplink when most of its flows are slow in more
+//     than one round, greedily, each named uplink explaining its flows (so the
+//     far-end uplinks of those flows are not blamed too).
+//   * MTU: a NIC whose path MTU is below the rail's median with most partners.
+//   * Flaps: a NIC whose tests fail now and then, with several partners, while
+//     others succeed.
+#pragma once
+
+#include <vector>
+
+#include "fabcheck/model/sweep.h"
+#include "fabric/fabric.h"
+
+namespace fabcheck::sweep {
+
+struct LocalizeOptions {
+  double slow = 0.75;             // q below this is slow (25% below the reference)
+  double good = 0.88;             // q at or above this clears a NIC
+  double fail_ratio = 0.5;        // below half the reference: severity fail
+  int min_slow_tests = 3;         // persistence: slow measurements before naming a NIC
+  int min_good_partners = 2;      // ...with this many distinct known-good partners
+  double uplink_slow_share = 0.5; // share of an uplink's flows that must be slow
+  int uplink_min_slow_flows = 3;
+  int min_rounds = 2;             // persistence for uplinks and spines: slow in this many rounds
+  double spine_slow_share = 0.5;  // share of a spine's flows that must be slow, with and without its worst uplink
+  int spine_min_leaves = 3;       // ...from this many leaves
+  double mtu_share = 0.75;        // share of a NIC's tests below the rail's path MTU
+  int flap_min_failures = 2;
+};
+
+// Something that needs more measurements before it can be named or cleared.
+struct Suspect {
+  enum class Kind { kNic, kMtu, kFlap, kUplink };
+  Kind kind = Kind::kNic;
+  int member = -1;  // kNic, kMtu, kFlap
+  int rail = 0;
+  int leaf = -1;    // kUplink
+  int spine = -1;   // kUplink
+};
+
+struct Localization {
+  std::vector<model::SweepElementFinding> findings;
+  std::vector<Suspect> suspects;
+  // Per member and rail: 0 not measured yet, 1 known good, 2 named or suspect.
+  std::vector<std::vector<uint8_t>> nic_state;
+};
+
+// `fabric` is indexed like `members` (member i of the sweep is member i of
+// the fabric). `spines` names the spines per rail (flow_spine indexes them).
+Localization Localize(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
+                      const std::vector<model::SweepMember>& members, const LocalizeOptions& options = {});
+
+// "nic n0001/r3", "uplink leaf-r0-01~spine-r0-02": what a suspect is, for people.
+std::string SuspectName(const Suspect& suspect, const fabric::FabricIndex& fabric,
+                        const std::vector<model::SweepMember>& members);
+
+// The generic findings (rule sweep.element.<kind>) for the verdict.
+std::vector<model::Finding> ElementFindings(const std::vector<model::SweepElementFinding>& elements,
+                                           const std::vector<model::SweepMember>& members);
+
+// Flows per inter-leaf test so that ECMP puts at least one on each of
+// `spines` spines with probability >= p (coupon collector, exact).
+int FlowsToCoverSpines(int spines, double p = 0.9);
+
+}  // namespace fabcheck::sweep

@@ -1,0 +1,158 @@
+// Uplinks and spines, from the flows of inter-leaf tests whose two NICs are
+// known good: a slow flow went through a slow element of its path.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "sweep/localize_internal.h"
+
+namespace fabcheck::sweep::internal {
+namespace {
+
+struct SlowFlow {
+  int up = 0, down = 0;  // uplink ids of both ends
+  int spine = 0;         // spine id (rail-global)
+  int test = 0, round = 0;
+  float q = 0;
+  bool explained = false;
+};
+
+struct LinkTally {
+  int flows = 0;
+  std::set<int> rounds;  // rounds with a slow flow
+  std::set<int> leaves;  // leaves of slow flows (spines)
+};
+
+double Confidence(int consistent) { return std::min(0.99, 1 - std::pow(0.5, consistent)); }
+
+}  // namespace
+
+void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
+                   const NicView& nics, const LocalizeOptions& o, Localization* out) {
+  for (int r = 0; r < fabric.rails(); ++r) {
+    const int spines = static_cast<int>(fabric.spines(r).size());
+    const int leaves = fabric.leaf_count(r);
+    if (spines == 0 || nics.reference[r] <= 0) continue;
+    auto uplink = [spines](int leaf, int spine) { return leaf * spines + spine; };
+    std::vector<LinkTally> up(static_cast<size_t>(leaves) * spines), sp(spines);
+    std::vector<SlowFlow> slow;
+    for (size_t i = 0; i < tests.size(); ++i) {
+      const auto& t = tests[i];
+      if (t.rail != r || t.flow_gbps.empty() || !t.bw_gbps) continue;
+      const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
+      if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
+      // A flow's fair share of the reference: one slow flow leaves its share to the others.
+      const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
+      for (size_t f = 0; f < t.flow_gbps.size(); ++f) {
+        const int s = f < t.flow_spine.size() ? t.flow_spine[f] : -1;
+        if (s < 0 || s >= spines) continue;
+        ++up[uplink(la, s)].flows;
+        ++up[uplink(lb, s)].flows;
+        ++sp[s].flows;
+        const float q = static_cast<float>(t.flow_gbps[f] / share);
+        if (q < o.slow) slow.push_back({uplink(la, s), uplink(lb, s), s, static_cast<int>(i), t.round, q});
+      }
+    }
+    if (slow.empty()) continue;
+    auto evidence = [&](const SlowFlow& f) {
+      const auto& t = tests[static_cast<size_t>(f.test)];
+      return model::SweepEvidence{t.a, t.b, r, t.round, "flow_gbps", f.q * nics.reference[r] /
+                                  static_cast<double>(t.flow_gbps.size()), nics.reference[r] /
+                                  static_cast<double>(t.flow_gbps.size())};
+    };
+    // Spines first: a spine that drops packets slows flows from every leaf,
+    // so its flows stay slow even without those of its worst uplink (which a
+    // single bad uplink cannot explain away).
+    std::vector<int> spine_slow(spines, 0);
+    std::map<int, int> uplink_slow;
+    for (const SlowFlow& f : slow) {
+      ++spine_slow[f.spine];
+      ++uplink_slow[f.up];
+      ++uplink_slow[f.down];
+      sp[f.spine].rounds.insert(f.round);
+      sp[f.spine].leaves.insert(f.up / spines);
+      sp[f.spine].leaves.insert(f.down / spines);
+    }
+    for (int s = 0; s < spines; ++s) {
+      int worst = -1, worst_slow = 0;
+      for (int l = 0; l < leaves; ++l) {
+        auto it = uplink_slow.find(uplink(l, s));
+        if (it != uplink_slow.end() && it->second > worst_slow) worst = uplink(l, s), worst_slow = it->second;
+      }
+      const int rest_flows = sp[s].flows - (worst >= 0 ? up[worst].flows : 0);
+      const double share = sp[s].flows ? static_cast<double>(spine_slow[s]) / sp[s].flows : 0;
+      const double rest_share = rest_flows > 0 ? static_cast<double>(spine_slow[s] - worst_slow) / rest_flows : 0;
+      if (share < o.spine_slow_share || rest_share < o.spine_slow_share ||
+          static_cast<int>(sp[s].leaves.size()) < o.spine_min_leaves ||
+          static_cast<int>(sp[s].rounds.size()) < o.min_rounds) {
+        continue;
+      }
+      model::SweepElementFinding e;
+      e.kind = "spine";
+      e.element = fabric.spines(r)[s];
+      e.rail = r;
+      e.ratio = 1 - share;
+      e.severity = model::Severity::kFail;
+      e.confidence = Confidence(static_cast<int>(sp[s].rounds.size()) + 1) * std::min(1.0, rest_share / 0.5);
+      e.why = fmt::format("{} slows flows from {} leaves: {} of {} flows through it were slow ({:.0f}% without "
+                          "its worst uplink)", e.element, sp[s].leaves.size(), spine_slow[s], sp[s].flows,
+                          rest_share * 100);
+      for (SlowFlow& f : slow) {
+        if (f.spine != s) continue;
+        if (e.evidence.size() < 4) e.evidence.push_back(evidence(f));
+        f.explained = true;
+      }
+      out->findings.push_back(std::move(e));
+    }
+    // Uplinks, greedily: the uplink whose flows are most often slow explains
+    // its slow flows, so the uplinks at their far ends are not blamed too.
+    for (;;) {
+      std::map<int, int> count;
+      for (const SlowFlow& f : slow) {
+        if (f.explained) continue;
+        ++count[f.up];
+        ++count[f.down];
+      }
+      int best = -1, best_count = 0;
+      double best_share = 0;
+      for (const auto& [u, c] : count) {
+        const double share = static_cast<double>(c) / std::max(1, up[u].flows);
+        if (share > best_share || (share == best_share && c > best_count)) best = u, best_count = c, best_share = share;
+      }
+      if (best < 0) break;
+      std::set<int> rounds;
+      for (const SlowFlow& f : slow) {
+        if (!f.explained && (f.up == best || f.down == best)) rounds.insert(f.round);
+      }
+      const double share = best_share;
+      const int leaf = best / spines, spine = best % spines;
+      const bool enough = best_count >= o.uplink_min_slow_flows && static_cast<int>(rounds.size()) >= o.min_rounds;
+      if (share < o.uplink_slow_share) break;  // the worst left is noise or contention
+      for (SlowFlow& f : slow) {
+        if (f.up == best || f.down == best) f.explained = true;
+      }
+      if (!enough) {
+        out->suspects.push_back({Suspect::Kind::kUplink, -1, r, leaf, spine});
+        continue;
+      }
+      model::SweepElementFinding e;
+      e.kind = "uplink";
+      e.element = fmt::format("{}~{}", fabric.leaf_name(r, leaf), fabric.spines(r)[spine]);
+      e.rail = r;
+      e.ratio = 1 - share;
+      e.severity = model::Severity::kFail;
+      e.confidence = Confidence(static_cast<int>(rounds.size()) + 1) * std::min(1.0, share / 0.75);
+      e.why = fmt::format("{} of {} flows through {} were slow, in {} rounds, between NICs that are fast "
+                          "elsewhere", best_count, up[best].flows, e.element, rounds.size());
+      for (const SlowFlow& f : slow) {
+        if ((f.up == best || f.down == best) && e.evidence.size() < 4) e.evidence.push_back(evidence(f));
+      }
+      out->findings.push_back(std::move(e));
+    }
+  }
+}
+
+}  // namespace fabcheck::sweep::internal
