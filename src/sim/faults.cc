@@ -1,0 +1,255 @@
+#include "sim/faults.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+namespace fabcheck::sim {
+namespace {
+
+struct KindInfo {
+  FaultKind kind;
+  std::string_view name;
+  Element::Kind element;
+  std::string_view value;  // the field it needs ("factor|loss": either)
+};
+
+const KindInfo kKinds[] = {
+    {FaultKind::kNodeSlow, "node_slow", Element::Kind::kMember, "factor"},
+    {FaultKind::kNicSlow, "nic_slow", Element::Kind::kNic, "factor"},
+    {FaultKind::kCableDegraded, "cable_degraded", Element::Kind::kCable, "factor|loss"},
+    {FaultKind::kUplinkDegraded, "uplink_degraded", Element::Kind::kUplink, "factor|loss"},
+    {FaultKind::kSpineLoss, "spine_loss", Element::Kind::kSpine, "loss"},
+    {FaultKind::kMtuMismatch, "mtu_mismatch", Element::Kind::kNic, "mtu"},
+    {FaultKind::kFlap, "flap", Element::Kind::kCable, "factor"},
+    {FaultKind::kNoise, "noise", Element::Kind::kMember, "cv"},
+};
+
+const KindInfo& Info(FaultKind k) {
+  for (const auto& i : kKinds) {
+    if (i.kind == k) return i;
+  }
+  return kKinds[0];
+}
+
+std::string_view ElementWord(Element::Kind k) {
+  switch (k) {
+    case Element::Kind::kMember: return "a member (n0001)";
+    case Element::Kind::kNic: return "a NIC (n0001/r3)";
+    case Element::Kind::kCable: return "a NIC-leaf link (n0001/r3~leaf-r3-00)";
+    case Element::Kind::kUplink: return "a leaf-spine link (leaf-r3-07~spine-r3-12)";
+    case Element::Kind::kSpine: return "a spine (spine-r3-12)";
+    case Element::Kind::kLeaf: return "a leaf";
+  }
+  return "an element";
+}
+
+}  // namespace
+
+std::string_view FaultKindName(FaultKind kind) { return Info(kind).name; }
+
+Result<std::vector<Fault>> ParseFaults(std::string_view text, const Clos& clos) {
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_array()) {
+    return InvalidArgumentError("faults: not a JSON list; write [{\"kind\": \"nic_slow\", \"element\": "
+                                "\"n0001/r3\", \"factor\": 0.5}, ...]");
+  }
+  std::vector<Fault> out;
+  for (size_t i = 0; i < doc.size(); ++i) {
+    const auto& j = doc[i];
+    const std::string where = fmt::format("faults[{}]", i);
+    if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string() || !j.contains("element") ||
+        !j["element"].is_string()) {
+      return InvalidArgumentError(where + ": needs \"kind\" and \"element\" strings");
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() != "kind" && it.key() != "element" && it.key() != "factor" && it.key() != "loss" &&
+          it.key() != "mtu" && it.key() != "cv") {
+        return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: kind, element, factor, loss, mtu, cv)",
+                                                where, it.key()));
+      }
+    }
+    const std::string kind = j["kind"].get<std::string>();
+    const KindInfo* info = nullptr;
+    for (const auto& k : kKinds) {
+      if (k.name == kind) info = &k;
+    }
+    if (!info) {
+      return InvalidArgumentError(fmt::format("{}: unknown kind '{}' (known: node_slow, nic_slow, cable_degraded, "
+                                              "uplink_degraded, spine_loss, mtu_mismatch, flap, noise)", where, kind));
+    }
+    Fault f;
+    f.kind = info->kind;
+    f.element = j["element"].get<std::string>();
+    auto e = clos.Parse(f.element);
+    if (!e.ok()) return InvalidArgumentError(fmt::format("{} ({}): {}", where, kind, e.status().message()));
+    if (e->kind != info->element) {
+      return InvalidArgumentError(fmt::format("{} ({}): '{}' is not {}", where, kind, f.element, ElementWord(info->element)));
+    }
+    f.where = *e;
+    auto number = [&](const char* key, double lo, double hi, bool open_lo) -> Result<std::optional<double>> {
+      if (!j.contains(key)) return std::optional<double>();
+      if (!j[key].is_number()) return InvalidArgumentError(fmt::format("{} ({}): {} must be a number", where, kind, key));
+      double v = j[key].get<double>();
+      if (!(open_lo ? v > lo : v >= lo) || !(v <= hi)) {
+        return InvalidArgumentError(fmt::format("{} ({}): {} {} is outside {}{}, {}]", where, kind, key, v,
+                                                open_lo ? "(" : "[", lo, hi));
+      }
+      return std::optional<double>(v);
+    };
+    ASSIGN_OR_RETURN(f.factor, number("factor", 0, 1, true));
+    ASSIGN_OR_RETURN(f.loss, number("loss", 0, 0.5, true));
+    ASSIGN_OR_RETURN(f.cv, number("cv", 0, 2, true));
+    ASSIGN_OR_RETURN(auto mtu, number("mtu", 576, 65536, false));
+    if (mtu) f.mtu = static_cast<int>(*mtu);
+    const std::string_view need = info->value;
+    const bool ok = need == "factor" ? f.factor.has_value()
+                    : need == "loss" ? f.loss.has_value()
+                    : need == "mtu"  ? f.mtu.has_value()
+                    : need == "cv"   ? f.cv.has_value()
+                                     : (f.factor.has_value() != f.loss.has_value());
+    if (!ok) {
+      return InvalidArgumentError(fmt::format("{} ({}): give {}", where, kind,
+                                              need == "factor|loss" ? "either factor or loss (not both)"
+                                                                    : std::string(need)));
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Fault> RealisticMix(const Clos& clos, uint64_t seed) {
+  const ClosOptions& o = clos.options();
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
+  auto scaled = [&](double per_2048) { return std::max(1, static_cast<int>(per_2048 * o.nodes / 2048.0 + 0.5)); };
+  std::set<int> used_members;
+  auto member = [&] {
+    for (;;) {
+      int m = pick(o.nodes);
+      if (used_members.insert(m).second) return m;
+    }
+  };
+  std::set<std::pair<int, int>> used_spines;  // (rail, spine)
+  std::vector<Fault> out;
+  auto add = [&](FaultKind k, std::string element) {
+    Fault f;
+    f.kind = k;
+    f.element = std::move(element);
+    f.where = *clos.Parse(f.element);
+    out.push_back(f);
+    return &out.back();
+  };
+  for (int i = 0; i < scaled(2); ++i) add(FaultKind::kNodeSlow, clos.Member(member()))->factor = uniform(0.3, 0.6);
+  for (int i = 0; i < scaled(4); ++i) {
+    // PCIe x8 instead of x16, or a Gen3 link: half; or worse.
+    add(FaultKind::kNicSlow, clos.Nic(member(), pick(o.rails)))->factor = i % 2 ? 0.5 : uniform(0.2, 0.6);
+  }
+  for (int i = 0; i < scaled(4); ++i) {
+    Fault* f = add(FaultKind::kCableDegraded, clos.Cable(member(), pick(o.rails)));
+    if (i % 2) {
+      f->factor = i % 4 == 1 ? 0.5 : 0.25;  // trained at half or a quarter of its lanes
+    } else {
+      f->loss = uniform(0.002, 0.01);
+    }
+  }
+  for (int i = 0; i < scaled(3); ++i) {
+    int r = pick(o.rails), s = pick(o.spines);
+    if (!used_spines.insert({r, s}).second) continue;
+    Fault* f = add(FaultKind::kUplinkDegraded, clos.Uplink(r, pick(clos.leaves()), s));
+    if (i % 2) {
+      f->factor = uniform(0.1, 0.3);
+    } else {
+      f->loss = uniform(0.005, 0.02);
+    }
+  }
+  for (int i = 0; i < scaled(1); ++i) {
+    int r = pick(o.rails), s = pick(o.spines);
+    if (!used_spines.insert({r, s}).second) continue;
+    add(FaultKind::kSpineLoss, clos.Spine(r, s))->loss = uniform(0.002, 0.01);
+  }
+  for (int i = 0; i < scaled(2); ++i) add(FaultKind::kMtuMismatch, clos.Nic(member(), pick(o.rails)))->mtu = 1500;
+  for (int i = 0; i < scaled(2); ++i) add(FaultKind::kFlap, clos.Cable(member(), pick(o.rails)))->factor = uniform(0.2, 0.4);
+  for (int i = 0; i < scaled(4); ++i) add(FaultKind::kNoise, clos.Member(member()))->cv = uniform(0.15, 0.3);
+  return out;
+}
+
+nlohmann::json ToJson(const std::vector<Fault>& faults) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const Fault& f : faults) {
+    nlohmann::json e = {{"kind", FaultKindName(f.kind)}, {"element", f.element}};
+    if (f.factor) e["factor"] = *f.factor;
+    if (f.loss) e["loss"] = *f.loss;
+    if (f.mtu) e["mtu"] = *f.mtu;
+    if (f.cv) e["cv"] = *f.cv;
+    j.push_back(std::move(e));
+  }
+  return j;
+}
+
+FabricState Apply(const Clos& clos, const std::vector<Fault>& faults) {
+  const ClosOptions& o = clos.options();
+  FabricState s;
+  s.rails = o.rails;
+  s.spines = o.spines;
+  s.leaves = clos.leaves();
+  const size_t nics = static_cast<size_t>(o.nodes) * o.rails;
+  s.nic_factor.assign(nics, 1);
+  s.cable_factor.assign(nics, 1);
+  s.port_factor.assign(nics, 1);
+  s.cable_loss.assign(nics, 0);
+  s.flap.assign(nics, 0);
+  s.mtu.assign(nics, o.mtu);
+  s.noise_cv.assign(o.nodes, 0);
+  s.uplink_factor.assign(static_cast<size_t>(o.rails) * s.leaves * s.spines, 1);
+  s.uplink_loss.assign(s.uplink_factor.size(), 0);
+  s.spine_loss.assign(static_cast<size_t>(o.rails) * s.spines, 0);
+  for (const Fault& f : faults) {
+    const Element& e = f.where;
+    switch (f.kind) {
+      case FaultKind::kNodeSlow:
+        for (int r = 0; r < o.rails; ++r) s.nic_factor[s.Nic(e.member, r)] *= static_cast<float>(*f.factor);
+        break;
+      case FaultKind::kNicSlow: s.nic_factor[s.Nic(e.member, e.rail)] *= static_cast<float>(*f.factor); break;
+      case FaultKind::kCableDegraded:
+        if (f.factor) {
+          s.cable_factor[s.Nic(e.member, e.rail)] *= static_cast<float>(*f.factor);
+          s.port_factor[s.Nic(e.member, e.rail)] *= static_cast<float>(*f.factor);
+        } else {
+          s.cable_loss[s.Nic(e.member, e.rail)] += static_cast<float>(*f.loss);
+        }
+        break;
+      case FaultKind::kUplinkDegraded:
+        if (f.factor) {
+          s.uplink_factor[s.Uplink(e.rail, e.leaf, e.spine)] *= static_cast<float>(*f.factor);
+        } else {
+          s.uplink_loss[s.Uplink(e.rail, e.leaf, e.spine)] += static_cast<float>(*f.loss);
+        }
+        break;
+      case FaultKind::kSpineLoss: s.spine_loss[s.SpineAt(e.rail, e.spine)] += static_cast<float>(*f.loss); break;
+      case FaultKind::kMtuMismatch: s.mtu[s.Nic(e.member, e.rail)] = *f.mtu; break;
+      case FaultKind::kFlap: s.flap[s.Nic(e.member, e.rail)] = static_cast<float>(*f.factor); break;
+      case FaultKind::kNoise: s.noise_cv[e.member] = static_cast<float>(*f.cv); break;
+    }
+  }
+  return s;
+}
+
+Expected ExpectedFinding(const Fault& f) {
+  switch (f.kind) {
+    case FaultKind::kNodeSlow: return {"node", f.element};
+    case FaultKind::kNicSlow: return {"nic", f.element};
+    case FaultKind::kCableDegraded: return {"cable", f.element};
+    case FaultKind::kUplinkDegraded: return {"uplink", f.element};
+    case FaultKind::kSpineLoss: return {"spine", f.element};
+    case FaultKind::kMtuMismatch: return {"mtu", f.element};
+    case FaultKind::kFlap: return {"cable", f.element};
+    case FaultKind::kNoise: return {};
+  }
+  return {};
+}
+
+}  // namespace fabcheck::sim

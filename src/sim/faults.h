@@ -1,0 +1,65 @@
+// Planted faults: from a file (a JSON list of {"kind", "element", and
+// "factor" | "loss" | "mtu" | "cv"}) or generated (--fault-mix realistic).
+//   node_slow        member     factor   every rail of the node at a factor
+//   nic_slow         NIC        factor   one NIC (e.g. PCIe x8: 0.5)
+//   cable_degraded   NIC-leaf   factor   trained below its rate (the port shows it), or
+//                              | loss    lossy (packets resent)
+//   uplink_degraded  leaf-spine factor   capacity at a factor, or lossy: only flows hashed through it suffer
+//                              | loss
+//   spine_loss       spine      loss     every flow through the spine resends
+//   mtu_mismatch     NIC        mtu      the NIC's MTU differs: large messages fail
+//   flap             NIC-leaf   factor   down this fraction of the time: tests through it fail
+//   noise            member     cv       a decoy: high variance, not faulty
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "sim/clos.h"
+
+namespace fabcheck::sim {
+
+enum class FaultKind { kNodeSlow, kNicSlow, kCableDegraded, kUplinkDegraded, kSpineLoss, kMtuMismatch, kFlap, kNoise };
+std::string_view FaultKindName(FaultKind kind);
+
+struct Fault {
+  FaultKind kind = FaultKind::kNodeSlow;
+  std::string element;
+  Element where;
+  std::optional<double> factor, loss, cv;
+  std::optional<int> mtu;
+};
+
+Result<std::vector<Fault>> ParseFaults(std::string_view json, const Clos& clos);
+// Several simultaneous faults of every kind and noise decoys, scaled with the
+// fabric (about 2 node, 4 NIC, 4 cable, 3 uplink, 1 spine, 2 MTU, 2 flap faults
+// and 4 decoys at 2,048 members), on distinct members, leaves and spines.
+std::vector<Fault> RealisticMix(const Clos& clos, uint64_t seed);
+nlohmann::json ToJson(const std::vector<Fault>& faults);
+
+// What the faults do, element by element, as the transport reads it.
+struct FabricState {
+  int rails = 1, spines = 1, leaves = 1;
+  std::vector<float> nic_factor, cable_factor, port_factor, cable_loss, flap;  // member x rail
+  std::vector<int> mtu;                                                         // member x rail
+  std::vector<float> noise_cv;                                                  // member (0: the default)
+  std::vector<float> uplink_factor, uplink_loss;                                // rail x leaf x spine
+  std::vector<float> spine_loss;                                                // rail x spine
+  size_t Nic(int m, int r) const { return static_cast<size_t>(m) * rails + r; }
+  size_t Uplink(int r, int l, int s) const { return (static_cast<size_t>(r) * leaves + l) * spines + s; }
+  size_t SpineAt(int r, int s) const { return static_cast<size_t>(r) * spines + s; }
+};
+FabricState Apply(const Clos& clos, const std::vector<Fault>& faults);
+
+// The finding that localises a fault: its kind ("node", "nic", "cable",
+// "uplink", "spine", "mtu") and element. Empty kind for a noise decoy.
+struct Expected {
+  std::string kind, element;
+};
+Expected ExpectedFinding(const Fault& fault);
+
+}  // namespace fabcheck::sim
