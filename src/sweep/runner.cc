@@ -17,11 +17,23 @@ std::string HostOf(const std::string& host_port) {
   return colon == std::string::npos ? host_port : host_port.substr(0, colon);
 }
 
-model::SweepVerdict ElementVerdict(const Localization& loc, const std::vector<model::SweepMember>& members,
+model::SweepVerdict ElementVerdict(const Localization& loc, const fabric::FabricIndex& fabric,
+                                   const std::vector<model::SweepMember>& members,
                                    const std::vector<model::SweepPairResult>& pairs) {
   model::SweepVerdict v;
   v.elements = loc.findings;
   v.findings = ElementFindings(loc.findings, members);
+  // What the persistence rule kept from naming: worth a look, not yet a fault.
+  for (const Suspect& s : loc.suspects) {
+    model::Finding f;
+    f.id = "sweep.element.suspect";
+    f.severity = model::Severity::kInfo;
+    f.group = "sweep";
+    f.object = SuspectName(s, fabric, members);
+    f.message = "slow or failing in too few measurements to be named (the persistence rule); re-run with "
+                "--strategy adaptive or a larger --max-rounds to settle it";
+    v.findings.push_back(std::move(f));
+  }
   int unreachable = 0;
   for (const auto& m : members) {
     if (m.reachable) continue;
@@ -205,8 +217,8 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
   });
   if (o.dense_matrices) result.matrices = model::BuildMatrices(n, rails, result.pairs);
   if (index) {
-    result.verdict = ElementVerdict(Localize(result.pairs, *index, result.members, o.localize), result.members,
-                                    result.pairs);
+    result.verdict = ElementVerdict(Localize(result.pairs, *index, result.members, o.localize), *index,
+                                    result.members, result.pairs);
   } else {
     result.verdict = Analyze(result.matrices, result.members, result.pairs, o.analysis);
   }
