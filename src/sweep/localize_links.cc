@@ -44,6 +44,9 @@ void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabri
       if (t.rail != r || t.flow_gbps.empty() || !t.bw_gbps) continue;
       const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
       if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
+      // Every flow of a multi-flow test slow at once is the host (a busy moment), not a path:
+      // a bad uplink or spine takes only the flows hashed onto it.
+      if (t.flow_gbps.size() > 1 && *t.bw_gbps < o.slow * nics.reference[r]) continue;
       // A flow's fair share of the reference: one slow flow leaves its share to the others.
       const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
       for (size_t f = 0; f < t.flow_gbps.size(); ++f) {
