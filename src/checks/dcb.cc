@@ -1,5 +1,7 @@
 #include "checks/dcb.h"
 
+#include "fabcheck/model/json_fields.h"
+
 #include <linux/dcbnl.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -193,10 +195,17 @@ Result<DcbInfo> DcbFromJson(std::string_view text) {
   info.pfc_en = u8("pfc_en");
   if (j.contains("apps") && j["apps"].is_array()) {
     info.has_app_table = true;
-    for (const auto& a : j["apps"]) {
-      if (!a.is_object()) continue;
-      info.apps.push_back({static_cast<uint8_t>(a.value("selector", 0u)), static_cast<uint8_t>(a.value("priority", 0u)),
-                           static_cast<uint16_t>(a.value("protocol", 0u))});
+    // A capture comes from anywhere: a field out of its type's range makes
+    // the whole record garbage, never a wrapped number.
+    try {
+      using model::json_fields::NumberOr;
+      for (const auto& a : j["apps"]) {
+        if (!a.is_object()) continue;
+        info.apps.push_back({NumberOr<uint8_t>(a, "selector", 0), NumberOr<uint8_t>(a, "priority", 0),
+                             NumberOr<uint16_t>(a, "protocol", 0)});
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return DataLossError("captured DCB application table: " + model::json_fields::ExceptionMessage(e));
     }
   }
   return info;

@@ -17,6 +17,16 @@ namespace {
 
 using nlohmann::json;
 
+// The ranks a rendezvous answer lists as missing; a malformed list reads as
+// none (its other fields still say what went wrong), never as a cast number.
+std::vector<int> MissingRanks(const json& answer) {
+  try {
+    return model::json_fields::NumbersOr<int>(answer, "missing");
+  } catch (const json::exception&) {
+    return {};
+  }
+}
+
 constexpr size_t kIdBytes = sizeof(dl::ncclUniqueId::internal);
 
 // A short, printable excerpt of something a peer sent.
@@ -447,7 +457,7 @@ Result<Meeting> TcpRankExchange::Exchange(int rank, const std::string& host, con
                         "rank 0 stop?",
                         rank, host_, port_, got.status().message()));
       }
-      std::vector<int> missing = state.value("missing", std::vector<int>());
+      std::vector<int> missing = MissingRanks(state);
       std::string problems;
       for (const auto& p : state.value("problems", std::vector<std::string>())) problems += "; " + p;
       return DeadlineExceededError(fmt::format(
@@ -503,7 +513,7 @@ Result<std::vector<RankOutcome>> TcpRankExchange::Gather(const RankOutcome& own)
     if (!got.ok() && !retryable) return got.status();
     if (got.ok()) {
       results = *got;
-      if (results.value("missing", std::vector<int>()).empty()) break;
+      if (MissingRanks(results).empty()) break;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       if (!got.ok()) return got.status();

@@ -1,3 +1,4 @@
+#include "fabcheck/model/json_fields.h"
 #include "ladder/coll_judge.h"
 
 #include <fmt/format.h>
@@ -75,26 +76,27 @@ std::vector<model::CollectiveCheck> JudgeCollectives(const nlohmann::json& repor
   if (!report.is_object() || !report.contains("results") || !report["results"].is_array()) {
     return {Malformed("no \"results\" array")};
   }
-  const int nranks = report.value("nranks", 0);
+  int nranks = 0;
   CollExpectationLine line = expected;
-  if (!multi_node) {
-    // Inside one node NVLink or PCIe bounds busbw, not the NICs: NCCL's own
-    // estimate from the topology it detected is the line.
-    line = {};
-    if (report.contains("expected") && report["expected"].is_object()) {
-      double bw = report["expected"].value("busbw_gbps", 0.0);
-      if (bw > 0) {
-        line.busbw_gbps = bw * kCollPassFraction;
-        line.basis = fmt::format("{} x {:.0f}%", report["expected"].value("basis", std::string("NCCL's estimate")),
-                                 kCollPassFraction * 100);
+  try {
+    nranks = model::json_fields::NumberOr(report, "nranks", 0);
+    if (!multi_node) {
+      // Inside one node NVLink or PCIe bounds busbw, not the NICs: NCCL's own
+      // estimate from the topology it detected is the line.
+      line = {};
+      if (report.contains("expected") && report["expected"].is_object()) {
+        double bw = model::json_fields::NumberOr(report["expected"], "busbw_gbps", 0.0);
+        if (bw > 0) {
+          line.busbw_gbps = bw * kCollPassFraction;
+          line.basis = fmt::format("{} x {:.0f}%", report["expected"].value("basis", std::string("NCCL's estimate")),
+                                   kCollPassFraction * 100);
+        }
       }
     }
-  }
-  try {
     for (const auto& op : report["results"]) {
       model::CollectiveCheck c;
       c.op = op.at("op").get<std::string>();
-      c.wrong = op.value("wrong", int64_t{0});
+      c.wrong = model::json_fields::NumberOr(op, "wrong", int64_t{0});
       for (const auto& row : op.at("rows")) {
         model::SizePoint p;
         p.bytes = row.at("size").get<uint64_t>();

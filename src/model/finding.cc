@@ -1,5 +1,7 @@
 #include "fabcheck/model/finding.h"
 
+#include "fabcheck/model/json_fields.h"
+
 #include <stdexcept>
 
 namespace fabcheck::model {
@@ -34,8 +36,8 @@ void to_json(nlohmann::json& j, const SourceLocation& l) {
 }
 void from_json(const nlohmann::json& j, SourceLocation& l) {
   l.file = j.at("file").get<std::string>();
-  l.line = j.value("line", 0);
-  l.column = j.value("column", 0);
+  l.line = json_fields::NumberOr(j, "line", 0);
+  l.column = json_fields::NumberOr(j, "column", 0);
 }
 
 void to_json(nlohmann::json& j, const Finding& f) {

@@ -100,7 +100,7 @@ void from_json(const nlohmann::json& j, SweepMember& m) {
   m.display = j.value("display", m.name);
   m.control = j.value("control", "");
   m.data_addresses = j.value("data_addresses", std::vector<std::string>{});
-  m.interface_mtu = j.value("interface_mtu", std::vector<int>{});
+  m.interface_mtu = json_fields::NumbersOr<int>(j, "interface_mtu");
   m.reachable = j.value("reachable", true);
   m.error = j.value("error", "");
 }
@@ -124,9 +124,9 @@ void to_json(nlohmann::json& j, const SweepPairResult& p) {
 void from_json(const nlohmann::json& j, SweepPairResult& p) {
   p.a = j.at("a").get<int>();
   p.b = j.at("b").get<int>();
-  p.rail = j.value("rail", 0);
-  p.round = j.value("round", 0);
-  p.local_mtu = j.value("local_mtu", 0);
+  p.rail = json_fields::NumberOr(j, "rail", 0);
+  p.round = json_fields::NumberOr(j, "round", 0);
+  p.local_mtu = json_fields::NumberOr(j, "local_mtu", 0);
   p.transport = j.value("transport", "");
   p.bw_gbps = Optional<double>(j, "bw_gbps");
   p.lat_median_us = Optional<double>(j, "lat_median_us");
@@ -149,7 +149,7 @@ void to_json(nlohmann::json& j, const SweepMatrices& m) {
        {"path_mtu", m.path_mtu}};
 }
 void from_json(const nlohmann::json& j, SweepMatrices& m) {
-  m.rail = j.value("rail", 0);
+  m.rail = json_fields::NumberOr(j, "rail", 0);
   m.bw_gbps = j.at("bw_gbps").get<PairMatrix>();
   m.lat_median_us = j.at("lat_median_us").get<PairMatrix>();
   m.lat_p99_us = j.at("lat_p99_us").get<PairMatrix>();
@@ -173,13 +173,13 @@ void to_json(nlohmann::json& j, const SweepCulprit& c) {
 void from_json(const nlohmann::json& j, SweepCulprit& c) {
   c.kind = j.at("kind").get<CulpritKind>();
   c.severity = j.at("severity").get<Severity>();
-  c.rail = j.value("rail", 0);
+  c.rail = json_fields::NumberOr(j, "rail", 0);
   c.nodes = j.at("nodes").get<std::vector<int>>();
   c.direction = j.value("direction", "");
   c.metric = j.value("metric", "");
-  c.value = j.value("value", 0.0);
-  c.median = j.value("median", 0.0);
-  c.ratio = j.value("ratio", 0.0);
+  c.value = json_fields::NumberOr(j, "value", 0.0);
+  c.median = json_fields::NumberOr(j, "median", 0.0);
+  c.ratio = json_fields::NumberOr(j, "ratio", 0.0);
   c.robust_z = j.contains("robust_z") && !j.at("robust_z").is_null() ? j.at("robust_z").get<double>()
                                                                      : -std::numeric_limits<double>::infinity();
 }
@@ -194,13 +194,13 @@ void to_json(nlohmann::json& j, const SweepStats& s) {
        {"path_mtu_median", s.path_mtu_median}};
 }
 void from_json(const nlohmann::json& j, SweepStats& s) {
-  s.rail = j.value("rail", 0);
-  s.pairs_measured = j.value("pairs_measured", size_t{0});
-  s.bw_median_gbps = j.value("bw_median_gbps", 0.0);
-  s.bw_mad_gbps = j.value("bw_mad_gbps", 0.0);
-  s.lat_median_us = j.value("lat_median_us", 0.0);
-  s.lat_mad_us = j.value("lat_mad_us", 0.0);
-  s.path_mtu_median = j.value("path_mtu_median", 0.0);
+  s.rail = json_fields::NumberOr(j, "rail", 0);
+  s.pairs_measured = json_fields::NumberOr(j, "pairs_measured", size_t{0});
+  s.bw_median_gbps = json_fields::NumberOr(j, "bw_median_gbps", 0.0);
+  s.bw_mad_gbps = json_fields::NumberOr(j, "bw_mad_gbps", 0.0);
+  s.lat_median_us = json_fields::NumberOr(j, "lat_median_us", 0.0);
+  s.lat_mad_us = json_fields::NumberOr(j, "lat_mad_us", 0.0);
+  s.path_mtu_median = json_fields::NumberOr(j, "path_mtu_median", 0.0);
 }
 
 void to_json(nlohmann::json& j, const SweepEvidence& e) {
@@ -269,11 +269,11 @@ void from_json(const nlohmann::json& j, SweepResult& r) {
         501, "schema is " + r.schema + ", expected " + std::string(kSweepSchema), &j);
   }
   r.pattern = j.value("pattern", "");
-  r.rails = j.value("rails", 1);
-  r.rounds_planned = j.value("rounds_planned", 0);
-  r.rounds_completed = j.value("rounds_completed", 0);
+  r.rails = json_fields::NumberOr(j, "rails", 1);
+  r.rounds_planned = json_fields::NumberOr(j, "rounds_planned", 0);
+  r.rounds_completed = json_fields::NumberOr(j, "rounds_completed", 0);
   r.interrupted = j.value("interrupted", false);
-  r.elapsed_s = j.value("elapsed_s", 0.0);
+  r.elapsed_s = json_fields::NumberOr(j, "elapsed_s", 0.0);
   r.transport = j.value("transport", "");
   r.settings = j.value("settings", nlohmann::json::object());
   r.members = j.value("members", std::vector<SweepMember>{});

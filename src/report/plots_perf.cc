@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "fabcheck/model/json_fields.h"
 #include "report/plots.h"
 #include "report/svg.h"
 
@@ -114,7 +115,7 @@ std::string BandwidthVsSize(const BundleEvidence& e) {
     s.failed = p.verdict == model::RungVerdict::kFail;
     for (const auto& pt : p.sweep) s.points.push_back({static_cast<double>(pt.bytes), pt.bw_gbps});
     if (s.points.empty() && p.bw_gbps) {
-      uint64_t bytes = l3->parameters.is_object() ? l3->parameters.value("size", uint64_t{1} << 20) : uint64_t{1} << 20;
+      uint64_t bytes = l3->parameters.is_object() ? model::json_fields::NumberOr(l3->parameters, "size", uint64_t{1} << 20) : uint64_t{1} << 20;
       s.points.push_back({static_cast<double>(bytes), *p.bw_gbps});
     }
     if (p.expected_gbps) expected = std::max(expected, *p.expected_gbps);

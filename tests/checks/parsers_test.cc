@@ -357,6 +357,15 @@ TEST(DcbTest, ParsesPfcAndAppTable) {
   ASSERT_TRUE(round.ok());
   EXPECT_EQ(round->pfc_en, info->pfc_en);
   EXPECT_EQ(round->Trust(), "dscp");
+  // A capture's application table with numbers out of range is refused, not wrapped.
+  for (const char* apps : {R"([{"selector": 300, "priority": 3, "protocol": 26}])",
+                           R"([{"selector": 5, "priority": -1, "protocol": 26}])",
+                           R"([{"selector": 5, "priority": 3, "protocol": 1e12}])",
+                           R"([{"selector": "dscp", "priority": 3, "protocol": 26}])"}) {
+    auto bad = DcbFromJson(std::string(R"({"pfc_en": 8, "apps": )") + apps + "}");
+    ASSERT_FALSE(bad.ok()) << apps;
+    EXPECT_NE(bad.status().message().find("application table"), std::string::npos) << bad.status().message();
+  }
 }
 
 TEST(DcbTest, KernelErrorsBecomeStatuses) {

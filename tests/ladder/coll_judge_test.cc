@@ -113,8 +113,13 @@ TEST(CollVerdict, InsideOneNodeNcclsTopologyEstimateIsTheLine) {
 }
 
 TEST(CollVerdict, AMalformedReportFailsSayingSo) {
+  nlohmann::json huge_ranks = Report(16, "all_reduce", {{1ull << 30, 350}});
+  huge_ranks["nranks"] = 1e30;  // out of an int's range: refused, not cast
+  nlohmann::json text_estimate = Report(16, "all_reduce", {{1ull << 30, 350}});
+  text_estimate["nranks"] = "sixteen";
   for (const auto& bad : {nlohmann::json::array(), nlohmann::json{{"results", 3}},
-                          nlohmann::json{{"results", {{{"op", "all_reduce"}, {"rows", {{{"size_bytes", "x"}}}}}}}}}) {
+                          nlohmann::json{{"results", {{{"op", "all_reduce"}, {"rows", {{{"size_bytes", "x"}}}}}}}},
+                          huge_ranks, text_estimate}) {
     auto checks = JudgeCollectives(bad, {}, true);
     ASSERT_EQ(checks.size(), 1u) << bad.dump();
     EXPECT_EQ(checks[0].verdict, model::RungVerdict::kFail);

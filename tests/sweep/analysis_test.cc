@@ -246,6 +246,15 @@ TEST(SweepModelTest, JsonRoundTrip) {
   EXPECT_EQ(back.matrices[0].bw_gbps.measured(), r.matrices[0].bw_gbps.measured());
   EXPECT_EQ(back.verdict.culprits.size(), r.verdict.culprits.size());
   EXPECT_EQ(back.verdict.culprits[0].kind, CulpritKind::kSlowNode);
+  // Numbers out of their field's range are refused, never cast (a bundle comes from anywhere).
+  for (const char* key : {"rounds_planned", "rails"}) {
+    nlohmann::json bad = j;
+    bad[key] = 1e30;
+    EXPECT_THROW(bad.get<model::SweepResult>(), nlohmann::json::exception) << key;
+  }
+  nlohmann::json fractional = j;
+  fractional["rounds_completed"] = 2.5;
+  EXPECT_THROW(fractional.get<model::SweepResult>(), nlohmann::json::exception);
   j["schema"] = "fabcheck.sweep/v9";
   EXPECT_THROW(j.get<model::SweepResult>(), nlohmann::json::exception);
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace fabcheck::model::json_fields {
 
@@ -96,6 +97,22 @@ T NumberOr(const nlohmann::json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
   return Number<T>(*it, key);
+}
+
+// An array of numbers with Number's checks on each; absent or null gives {}.
+template <typename T>
+std::vector<T> NumbersOr(const nlohmann::json& j, const char* key) {
+  std::vector<T> out;
+  if (!j.is_object()) return out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) {
+    throw nlohmann::json::type_error::create(302, std::string(key) + ": must be an array, not " + it->type_name(),
+                                             &*it);
+  }
+  out.reserve(it->size());
+  for (const auto& v : *it) out.push_back(Number<T>(v, key));
+  return out;
 }
 
 template <typename T>
