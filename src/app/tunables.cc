@@ -171,6 +171,30 @@ void Tunables::Tls(net::TlsFiles& files, bool server) {
   }
 }
 
+CLI::Option* Tunables::Number(const std::string& name, double& value, const std::string& doc, double min, double max,
+                              const std::string& env) {
+  std::string hint = fmt::format("a number {:g}..{:g}", min, max);
+  auto check = CLI::Validator(
+      [min, max, hint](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
+          return fmt::format("'{}' is not a number ({})", text, hint);
+        }
+        if (v < min || v > max) return fmt::format("{} is out of range: {}", text, hint);
+        return {};
+      },
+      hint);
+  auto* o = cmd_->add_option(name, value, doc)->capture_default_str()->check(check);
+  return Record(o, fmt::format("number {:g}..{:g}", min, max), env, doc);
+}
+
+CLI::Option* Tunables::List(const std::string& name, std::vector<std::string>& values, const std::string& doc,
+                            const std::string& type, const std::string& env) {
+  return Record(cmd_->add_option(name, values, doc), type + ", repeatable", env, doc);
+}
+
 CLI::Option* Tunables::Text(const std::string& name, std::string& value, const std::string& doc,
                             const std::string& type, const std::string& env) {
   auto* o = cmd_->add_option(name, value, doc);

@@ -53,9 +53,15 @@ class Tunables {
   // A non-empty path; "-" is refused unless `dash_is_stdio` (the caller handles it).
   CLI::Option* Path(const std::string& name, std::string& value, const std::string& doc, bool dash_is_stdio = false,
                     const std::string& env = "");
+  // A finite number within [min, max] (fractions, ratios).
+  CLI::Option* Number(const std::string& name, double& value, const std::string& doc, double min, double max,
+                      const std::string& env = "");
   // Free text checked by its consumer (sizes, lists, addresses).
   CLI::Option* Text(const std::string& name, std::string& value, const std::string& doc, const std::string& type,
                     const std::string& env = "");
+  // A repeatable option: every occurrence adds one value ("--data-iface net1 --data-iface net2").
+  CLI::Option* List(const std::string& name, std::vector<std::string>& values, const std::string& doc,
+                    const std::string& type, const std::string& env = "");
   CLI::Option* Flag(const std::string& name, bool& value, const std::string& doc);
   // --tls-cert, --tls-key and --tls-ca (FABCHECK_TLS_CERT, _KEY, _CA), documented
   // for a server (serve HTTPS; --tls-ca turns on mutual TLS) or a client

@@ -110,21 +110,21 @@ int RunAgent(const AgentOptions& o) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("agent", "Serve perf tests and the control API a sweep coordinator drives");
   auto o = std::make_shared<AgentOptions>();
-  cmd->add_option("--listen", o->listen, "Control API address, HTTP/JSON; the path-MTU echo uses the same UDP port")
-      ->capture_default_str();
-  cmd->add_option("--perf-port", o->perf_port, "TCP port of the perf server (0 = any free port)")
-      ->capture_default_str();
-  cmd->add_option("--token-file", o->token_file,
-                  "Require this shared token (first line of the file) on the control API and perf server")
-      ->envname("FABCHECK_TOKEN_FILE");
-  cmd->add_option("--name", o->name, "Name in reports (default: $NODE_NAME, else the hostname)");
-  cmd->add_option("--data-iface", o->data_ifaces,
-                  "Data-plane interface, once per rail in rail order (e.g. --data-iface net1 --data-iface net2)");
-  cmd->add_option("--data-addr", o->data_addrs, "Data-plane address, once per rail (alternative to --data-iface)");
-  fabcheck::app::Tunables(cmd, "agent").Tls(o->tls, /*server=*/true);
-  cmd->add_option("--sysroot", o->sysroot,
-                  "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
-                  "the running node (tests and demos; perf tests still use this machine's network)");
+  fabcheck::app::Tunables t(cmd, "agent");
+  t.Text("--listen", o->listen, "Control API address, HTTP/JSON; the path-MTU echo uses the same UDP port",
+         "host:port");
+  t.Port("--perf-port", o->perf_port, "TCP port of the perf server (0 = any free port)", /*zero_means_any=*/true);
+  t.Path("--token-file", o->token_file,
+         "Require this shared token (first line of the file) on the control API and perf server",
+         /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
+  t.Text("--name", o->name, "Name in reports (default: $NODE_NAME, else the hostname)", "name");
+  t.List("--data-iface", o->data_ifaces,
+         "Data-plane interface, once per rail in rail order (e.g. --data-iface net1 --data-iface net2)", "interface");
+  t.List("--data-addr", o->data_addrs, "Data-plane address, once per rail (alternative to --data-iface)", "address");
+  t.Tls(o->tls, /*server=*/true);
+  t.Path("--sysroot", o->sysroot,
+         "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
+         "the running node (tests and demos; perf tests still use this machine's network)");
   cmd->footer(R"(Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test,
 POST /v1/node, GET /v1/counters and POST /v1/coll (what `fabcheck ladder` asks of each node; /v1/coll
 starts this node's ranks of the L4 `fabcheck coll` job as child processes, one per GPU, one job at a time).

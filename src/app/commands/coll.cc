@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
@@ -107,35 +108,36 @@ int Run(const Options& o) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("coll", "Run NCCL collectives, busbw as nccl-tests, and say what NCCL used (L4)");
   auto o = std::make_shared<Options>();
-  cmd->add_option("--op", o->op,
-                  "Collectives: all, or a comma list of all_reduce, all_gather, reduce_scatter, alltoall, broadcast, "
-                  "reduce, sendrecv")
-      ->capture_default_str();
-  cmd->add_option("--sizes", o->sizes, "Sizes: MIN:MAX (powers of two, x2 steps) or a list, e.g. 8:8G, 1M,64M")
-      ->capture_default_str();
-  cmd->add_option("--dtype", o->dtype, "Data type (nccl-tests names: float, half, bfloat16, double, int32, int8...)")
-      ->capture_default_str();
-  cmd->add_option("--redop", o->redop, "Reduction: sum, prod, max, min, avg")->capture_default_str();
-  cmd->add_option("--root", o->root, "Root rank of broadcast and reduce")->capture_default_str();
-  cmd->add_option("--iters", o->iters, "Timed iterations per size")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", o->warmup, "Warm-up iterations per size")->capture_default_str()->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--check", o->check, "Verify every result on the host (#wrong); sum/max/min, not fp8");
-  cmd->add_flag("--json", o->json, "Print JSON (schema fabcheck.coll/v1) instead of the table");
-  cmd->add_option("--gpus", o->gpus, "One process: the CUDA devices to drive, e.g. 0-3 (default: all)");
-  cmd->add_option("--nprocs", o->nprocs, "One process per GPU: start this many local ranks (rank i uses GPU i)");
-  cmd->add_option("--coordinator", o->coordinator,
-                  "When started as ranks: rank 0's HOST[:PORT] (default port 18523); rank 0 listens there and hands "
-                  "every rank the NCCL id");
-  cmd->add_option("--world", o->world, "Number of ranks when the launcher gives only the rank (Indexed Job, PMIx)");
-  cmd->add_option("--rendezvous", o->rendezvous,
-                  "Instead of --coordinator: tcp:HOST:PORT (the same), or file:/shared/path that every rank sees");
-  cmd->add_option("--token-file", o->token_file, "The ranks' shared token for the rendezvous (first line)")
-      ->envname("FABCHECK_TOKEN_FILE");
-  cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout,
-                  "How long a rank waits for the others to arrive, and rank 0 for their results")
-      ->capture_default_str();
-  cmd->add_option("--nccl-log-dir", o->log_dir, "Where NCCL's INFO log goes (default: a new directory under /tmp)");
-  cmd->add_option("--timeout", o->timeout, "Seconds before launched ranks are stopped")->capture_default_str();
+  fabcheck::app::Tunables t(cmd, "coll");
+  t.Text("--op", o->op,
+         "Collectives: all, or a comma list of all_reduce, all_gather, reduce_scatter, alltoall, broadcast, "
+         "reduce, sendrecv",
+         "collective list");
+  t.Text("--sizes", o->sizes, "Sizes: MIN:MAX (powers of two, x2 steps) or a list, e.g. 8:8G, 1M,64M", "size list");
+  t.Text("--dtype", o->dtype, "Data type (nccl-tests names: float, half, bfloat16, double, int32, int8...)", "dtype");
+  t.Text("--redop", o->redop, "Reduction: sum, prod, max, min, avg", "sum|prod|max|min|avg");
+  t.Integer("--root", o->root, "Root rank of broadcast and reduce", 0, 1 << 20);
+  t.Integer("--iters", o->iters, "Timed iterations per size", 1, 1'000'000'000);
+  t.Integer("--warmup", o->warmup, "Warm-up iterations per size", 0, 1'000'000'000);
+  t.Flag("--check", o->check, "Verify every result on the host (#wrong); sum/max/min, not fp8");
+  t.Flag("--json", o->json, "Print JSON (schema fabcheck.coll/v1) instead of the table");
+  t.Text("--gpus", o->gpus, "One process: the CUDA devices to drive, e.g. 0-3 (default: all)", "device list");
+  t.Integer("--nprocs", o->nprocs, "One process per GPU: start this many local ranks (rank i uses GPU i)", 0, 4096);
+  t.Text("--coordinator", o->coordinator,
+         "When started as ranks: rank 0's HOST[:PORT] (default port 18523); rank 0 listens there and hands "
+         "every rank the NCCL id",
+         "host[:port]");
+  t.Integer("--world", o->world, "Number of ranks when the launcher gives only the rank (Indexed Job, PMIx)", 0,
+            1 << 20);
+  t.Text("--rendezvous", o->rendezvous,
+         "Instead of --coordinator: tcp:HOST:PORT (the same), or file:/shared/path that every rank sees",
+         "tcp:HOST:PORT|file:PATH");
+  t.Path("--token-file", o->token_file, "The ranks' shared token for the rendezvous (first line)",
+         /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
+  t.Text("--rendezvous-timeout", o->rendezvous_timeout,
+         "How long a rank waits for the others to arrive, and rank 0 for their results", "duration");
+  t.Path("--nccl-log-dir", o->log_dir, "Where NCCL's INFO log goes (default: a new directory under /tmp)");
+  t.Seconds("--timeout", o->timeout, "Seconds before launched ranks are stopped");
   cmd->footer(
       "Figures are nccl-tests' own: algbw = bytes/time, busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n\n"
       "(all_gather, reduce_scatter, alltoall) or 1; per-rank sizes rounded as nccl-tests does; time averaged\n"

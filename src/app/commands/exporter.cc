@@ -57,7 +57,6 @@ struct ExporterFlags {
 };
 
 std::string DefaultNodeName(const sys::SysRoot& root) {
-  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
   if (auto host = root.ReadAttribute(sys::procfs::kHostname); host.ok() && !host->empty()) return *host;
   char buffer[256] = {};
   if (::gethostname(buffer, sizeof(buffer) - 1) == 0 && buffer[0]) return buffer;
@@ -214,43 +213,44 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "exporter",
       "Serve Prometheus metrics of this node's RDMA fabric (ports, counters, PFC, pods)");
   auto flags = std::make_shared<ExporterFlags>();
-  cmd->add_option("--listen", flags->listen, "Address to serve /metrics and /healthz on (ADDR:PORT, :PORT, [IPv6]:PORT)")
-      ->capture_default_str();
-  fabcheck::app::Tunables(cmd, "exporter")
-      .Path("--sysroot", flags->sysroot,
-            "Read this sysroot instead of the node: a directory with sys/ or a `fabcheck snapshot` capture");
-  cmd->add_option("--kubelet-socket", flags->kubelet_socket,
-                  "Kubelet PodResources socket for pod/namespace/container labels; 'auto' uses "
-                  "/var/lib/kubelet/pod-resources/kubelet.sock when present, 'none' turns pod labels off")
-      ->capture_default_str();
-  cmd->add_option("--node-name", flags->node_name,
-                  "Value of the node label (default: $NODE_NAME, else the sysroot's hostname)");
-  cmd->add_option("--rdma-shared-resource", flags->shared_resources,
-                  "RESOURCE=DEV[,DEV...]: RDMA devices behind a shared-device-plugin resource, whose kubelet "
-                  "device IDs are synthetic (repeatable)");
-  cmd->add_option("--inventory-interval", flags->inventory_interval,
-                  "How often to re-read the labels (PCI address, netdev, GPU affinity); a device appearing or "
-                  "vanishing re-reads them at once")
-      ->capture_default_str();
-  cmd->add_option("--pod-resources-interval", flags->pod_interval,
-                  "How often to ask the kubelet which pod holds which device and what each resource offers, and to "
-                  "re-read the SR-IOV VFs")
-      ->capture_default_str();
-  cmd->add_option("--ethtool", flags->ethtool,
-                  "Driver statistics (PFC pause, discards): live = SIOCETHTOOL in this network namespace, "
-                  "recorded = <sysroot>/fabcheck/ethtool/<if>.txt (`ethtool -S` output), off; auto = live on the "
-                  "node, recorded for a --sysroot")
-      ->check(CLI::IsMember({"auto", "live", "recorded", "off"}))
-      ->capture_default_str();
-  cmd->add_option("--host-checks", flags->host_checks,
-                  "Doctor checks whose findings are exported as fabcheck_host_finding (comma-separated IDs or "
-                  "rungs, run on the --inventory-interval schedule); 'none' turns them off")
-      ->capture_default_str();
-  cmd->add_option("--profile", flags->profile,
-                  "Profile YAML the host checks judge against (HugePages, PCIe read size: see docs/profiles.md); "
-                  "without one only what is wrong on any node is a warning");
-  fabcheck::app::Tunables(cmd, "exporter").Tls(flags->tls, /*server=*/true);
-  cmd->add_flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
+  fabcheck::app::Tunables t(cmd, "exporter");
+  t.Text("--listen", flags->listen, "Address to serve /metrics and /healthz on (ADDR:PORT, :PORT, [IPv6]:PORT)",
+         "address");
+  t.Path("--sysroot", flags->sysroot,
+         "Read this sysroot instead of the node: a directory with sys/ or a `fabcheck snapshot` capture");
+  t.Text("--kubelet-socket", flags->kubelet_socket,
+         "Kubelet PodResources socket for pod/namespace/container labels; 'auto' uses "
+         "/var/lib/kubelet/pod-resources/kubelet.sock when present, 'none' turns pod labels off",
+         "path|auto|none");
+  t.Text("--node-name", flags->node_name, "Value of the node label (default: $NODE_NAME, else the sysroot's hostname)",
+         "name", "NODE_NAME");
+  t.List("--rdma-shared-resource", flags->shared_resources,
+         "RESOURCE=DEV[,DEV...]: RDMA devices behind a shared-device-plugin resource, whose kubelet "
+         "device IDs are synthetic (repeatable)",
+         "RESOURCE=DEV,...");
+  t.Text("--inventory-interval", flags->inventory_interval,
+         "How often to re-read the labels (PCI address, netdev, GPU affinity); a device appearing or "
+         "vanishing re-reads them at once",
+         "duration");
+  t.Text("--pod-resources-interval", flags->pod_interval,
+         "How often to ask the kubelet which pod holds which device and what each resource offers, and to "
+         "re-read the SR-IOV VFs",
+         "duration");
+  t.Text("--ethtool", flags->ethtool,
+         "Driver statistics (PFC pause, discards): live = SIOCETHTOOL in this network namespace, "
+         "recorded = <sysroot>/fabcheck/ethtool/<if>.txt (`ethtool -S` output), off; auto = live on the "
+         "node, recorded for a --sysroot",
+         "auto|live|recorded|off")
+      ->check(CLI::IsMember({"auto", "live", "recorded", "off"}));
+  t.Text("--host-checks", flags->host_checks,
+         "Doctor checks whose findings are exported as fabcheck_host_finding (comma-separated IDs or "
+         "rungs, run on the --inventory-interval schedule); 'none' turns them off",
+         "check list|none");
+  t.Path("--profile", flags->profile,
+         "Profile YAML the host checks judge against (HugePages, PCIe read size: see docs/profiles.md); "
+         "without one only what is wrong on any node is a warning");
+  t.Tls(flags->tls, /*server=*/true);
+  t.Flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
   cmd->footer(
       "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_port_ext_* (counters_ext/, the 64-bit "
       "counters of kernels before 4.5), fabcheck_rdma_hw_* (hw_counters/), fabcheck_netdev_* (netdev, PFC), "

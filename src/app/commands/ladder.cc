@@ -118,7 +118,6 @@ int RunLadderCommand(const Options& o) {
   if (o.transport != "auto" && o.transport != "verbs" && o.transport != "tcp") {
     return Usage("--transport must be auto, verbs or tcp");
   }
-  if (o.pass_fraction < 0 || o.pass_fraction > 1) return Usage("--pass-fraction must be in (0, 1], e.g. 0.9");
   auto bw_size = ParseSize(o.bw_size);
   if (!bw_size.ok() || *bw_size == 0) return Usage("--bw-size: give a size like 1M");
   auto duration = Seconds("--duration", o.duration);
@@ -132,14 +131,8 @@ int RunLadderCommand(const Options& o) {
                         &test_timeout}) {
     if (!r->ok()) return Usage(r->status().message());
   }
-  if (o.streams < 1 || o.streams > 64) return Usage("--streams must be 1..64");
-  if (o.parallel < 0 || o.parallel > 8192) return Usage("--parallel must be 0 (all) .. 8192");
-  if (o.fan_out < 1 || o.fan_out > 4096) return Usage("--fan-out must be 1..4096");
-  if (o.world < 0) return Usage("--world must be positive");
   if (auto ops = coll::ParseCollOpList(o.coll_ops); !ops.ok()) return Usage("--coll-ops: " + ops.status().message());
   if (auto sizes = ParseSizeList(o.coll_sizes); !sizes.ok()) return Usage("--coll-sizes: " + sizes.status().message());
-  if (o.coll_iters < 1 || o.coll_warmup < 0) return Usage("--coll-iters must be >= 1 and --coll-warmup >= 0");
-  if (o.coll_port < 1 || o.coll_port > 65535) return Usage("--coll-port must be 1..65535");
 
   ladder::LadderOptions lo;
   lo.rungs = *rungs;
@@ -276,62 +269,63 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "ladder", "Walk the test ladder L1 -> L4 across the cluster, stop at the first failing rung, bundle the evidence");
   auto o = std::make_shared<Options>();
-  cmd->add_option("--agents", o->agents, "Members: agents host[:port],... (port 18521 when left out)");
-  cmd->add_option("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
-  cmd->add_option("--coordinator", o->coordinator,
-                  "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)");
-  cmd->add_option("--world", o->world, "Number of ranks when the environment gives only the rank (Indexed Job)");
-  cmd->add_option("--rungs", o->rungs,
-                  "Rungs to run: all, L1..L4, a range (L1-L3) or rung IDs (L1L2.node, L1L2.cluster, L2.path, L3, L4)")
-      ->capture_default_str();
-  cmd->add_flag("--keep-going", o->keep_going,
-                "After a failing rung, go on with the members that passed it (and say who was dropped where)");
-  cmd->add_option("--pattern", o->pattern, "L2.path and L3 pairs: ring (i <-> i+1), pairwise (every pair), rails "
-                                           "(ring, NIC i <-> NIC i on every rail)")
-      ->capture_default_str();
-  cmd->add_option("--transport", o->transport,
-                  "L3: auto (verbs where both ends have an RDMA device), verbs, or tcp (measure the IP path; never "
-                  "counted as RDMA)")
-      ->capture_default_str();
-  cmd->add_option("--profile", o->profile, "Machine-type profile (YAML, profiles/): sent to every agent's doctor; its "
-                                           "perf.pass_fraction sets the L3 pass line");
-  cmd->add_option("--pass-fraction", o->pass_fraction,
-                  "L3 pass line as a fraction of the expected bandwidth (default: the profile's, else 0.9)");
-  cmd->add_option("--bw-size", o->bw_size, "L3 bandwidth message size")->capture_default_str();
-  cmd->add_option("--duration", o->duration, "L3 bandwidth time per direction")->capture_default_str();
-  cmd->add_option("--lat-duration", o->lat_duration, "L3 latency time per direction")->capture_default_str();
-  cmd->add_option("--streams", o->streams, "L3 TCP connections / QPs per bandwidth test")->capture_default_str();
-  cmd->add_option("--parallel", o->parallel, "Pairs of a round in flight at once (0 = the whole round)")
-      ->capture_default_str();
-  cmd->add_option("--fan-out", o->fan_out, "Members asked at once in L1/L2 and for counters")->capture_default_str();
-  cmd->add_option("--coll-ops", o->coll_ops, "L4: the collectives (coll's --op names, comma-separated, or all)")
-      ->capture_default_str();
-  cmd->add_option("--coll-sizes", o->coll_sizes, "L4: message sizes MIN:MAX (x2 steps) or a list")->capture_default_str();
-  cmd->add_option("--coll-iters", o->coll_iters, "L4: timed iterations per size")->capture_default_str();
-  cmd->add_option("--coll-warmup", o->coll_warmup, "L4: warm-up iterations per size")->capture_default_str();
-  cmd->add_option("--coll-port", o->coll_port, "L4: port of the ranks' rendezvous on the first member")
-      ->capture_default_str();
-  cmd->add_option("--coll-timeout", o->coll_timeout, "L4: longest the whole job may take; its ranks are stopped then")
-      ->capture_default_str();
-  cmd->add_flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
-  cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
-  fabcheck::app::Tunables(cmd, "ladder").Tls(o->tls, /*server=*/false);
-  cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
-      ->capture_default_str();
-  cmd->add_option("--test-timeout", o->test_timeout,
-                  "L2.path/L3: longest one direction of a pair may take (default: from --duration, ~20 s; raise it "
-                  "for slow or emulated links)");
-  cmd->add_option("--node-timeout", o->node_timeout, "L1L2.node: longest inventory + doctor + snapshot on one member")
-      ->capture_default_str();
-  cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank")
-      ->capture_default_str();
-  cmd->add_option("--listen", o->listen, "SPMD: this rank's agent address (port 0 = any)")->capture_default_str();
-  cmd->add_option("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail");
-  cmd->add_option("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail");
-  cmd->add_option("--sysroot", o->sysroot, "SPMD: read this rank's node from a fixture or capture (tests)");
-  cmd->add_option("-o,--out", o->out, "Write the evidence bundle here: a new directory, or FILE.tar.gz");
-  cmd->add_flag("--json", o->json, "Print the manifest (schema fabcheck.ladder/v1) instead of the verdict");
-  cmd->add_flag("--quiet", o->quiet, "No progress lines on stderr");
+  fabcheck::app::Tunables t(cmd, "ladder");
+  t.Text("--agents", o->agents, "Members: agents host[:port],... (port 18521 when left out)", "host[:port] list");
+  t.Path("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
+  t.Text("--coordinator", o->coordinator,
+         "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)", "host:port");
+  t.Integer("--world", o->world, "Number of ranks when the environment gives only the rank (Indexed Job)", 0, 1 << 20);
+  t.Text("--rungs", o->rungs,
+         "Rungs to run: all, L1..L4, a range (L1-L3) or rung IDs (L1L2.node, L1L2.cluster, L2.path, L3, L4)",
+         "rung selection");
+  t.Flag("--keep-going", o->keep_going,
+         "After a failing rung, go on with the members that passed it (and say who was dropped where)");
+  t.Text("--pattern", o->pattern,
+         "L2.path and L3 pairs: ring (i <-> i+1), pairwise (every pair), rails (ring, NIC i <-> NIC i on every rail)",
+         "ring|pairwise|rails");
+  t.Text("--transport", o->transport,
+         "L3: auto (verbs where both ends have an RDMA device), verbs, or tcp (measure the IP path; never "
+         "counted as RDMA)",
+         "auto|verbs|tcp");
+  t.Path("--profile", o->profile,
+         "Machine-type profile (YAML, profiles/): sent to every agent's doctor; its perf.pass_fraction sets the L3 "
+         "pass line");
+  t.Number("--pass-fraction", o->pass_fraction,
+           "L3 pass line as a fraction of the expected bandwidth (default 0: the profile's, else 0.9)", 0, 1);
+  t.Text("--bw-size", o->bw_size, "L3 bandwidth message size", "size");
+  t.Text("--duration", o->duration, "L3 bandwidth time per direction", "duration");
+  t.Text("--lat-duration", o->lat_duration, "L3 latency time per direction", "duration");
+  t.Integer("--streams", o->streams, "L3 TCP connections / QPs per bandwidth test", 1, 64);
+  t.Integer("--parallel", o->parallel, "Pairs of a round in flight at once (0 = the whole round)", 0, 8192);
+  t.Integer("--fan-out", o->fan_out, "Members asked at once in L1/L2 and for counters", 1, 4096);
+  t.Text("--coll-ops", o->coll_ops, "L4: the collectives (coll's --op names, comma-separated, or all)",
+         "collective list");
+  t.Text("--coll-sizes", o->coll_sizes, "L4: message sizes MIN:MAX (x2 steps) or a list", "size list");
+  t.Integer("--coll-iters", o->coll_iters, "L4: timed iterations per size", 1, 1'000'000'000);
+  t.Integer("--coll-warmup", o->coll_warmup, "L4: warm-up iterations per size", 0, 1'000'000'000);
+  t.Port("--coll-port", o->coll_port, "L4: port of the ranks' rendezvous on the first member",
+         /*zero_means_any=*/false);
+  t.Text("--coll-timeout", o->coll_timeout, "L4: longest the whole job may take; its ranks are stopped then",
+         "duration");
+  t.Flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
+  t.Path("--token-file", o->token_file, "The agents' shared token", /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
+  t.Tls(o->tls, /*server=*/false);
+  t.Text("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time",
+         "duration");
+  t.Text("--test-timeout", o->test_timeout,
+         "L2.path/L3: longest one direction of a pair may take (default: from --duration, ~20 s; raise it "
+         "for slow or emulated links)",
+         "duration");
+  t.Text("--node-timeout", o->node_timeout, "L1L2.node: longest inventory + doctor + snapshot on one member",
+         "duration");
+  t.Text("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank", "duration");
+  t.Text("--listen", o->listen, "SPMD: this rank's agent address (port 0 = any)", "host:port");
+  t.List("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail", "interface");
+  t.List("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail", "address");
+  t.Path("--sysroot", o->sysroot, "SPMD: read this rank's node from a fixture or capture (tests)");
+  t.Path("-o,--out", o->out, "Write the evidence bundle here: a new directory, or FILE.tar.gz");
+  t.Flag("--json", o->json, "Print the manifest (schema fabcheck.ladder/v1) instead of the verdict");
+  t.Flag("--quiet", o->quiet, "No progress lines on stderr");
   cmd->footer(R"(Rungs, bottom-up; each runs on the members that passed the rungs below:
   L1L2.node     inventory + doctor (with --profile) on every member, in one parallel round
   L1L2.cluster  settings that must agree: link layer, port rate/width, data-plane MTU, RoCE GID type and the

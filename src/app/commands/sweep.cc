@@ -110,14 +110,8 @@ int RunSweepCommand(const Options& o) {
   auto rendezvous_timeout = ParseDurationSeconds(o.rendezvous_timeout);
   if (!rendezvous_timeout.ok() || *rendezvous_timeout <= 0) return Usage("--rendezvous-timeout: give a duration like 300s");
   if (o.transport != "tcp" && o.transport != "verbs") return Usage("--transport must be tcp or verbs");
-  if (o.parallel < 1 || o.parallel > 8192) return Usage("--parallel must be 1..8192");
-  if (o.streams < 1 || o.streams > 64) return Usage("--streams must be 1..64");
-  if (o.peers < 1) return Usage("--peers must be 1 or more");
-  if (o.world < 0) return Usage("--world must be positive");
   if (o.no_bw && o.no_lat && o.no_mtu) return Usage("--no-bw --no-lat --no-mtu leaves nothing to measure");
-  if (o.flows < 0 || o.flows > 64) return Usage("--flows must be 0..64 (0: enough to cover the spines)");
   if (!(o.uplink_load > 0 && o.uplink_load <= 1)) return Usage("--uplink-load must be in (0, 1]");
-  if (o.max_rounds < 1) return Usage("--max-rounds must be 1 or more");
   std::optional<fabric::Fabric> topology;
   if (!o.topology.empty()) {
     auto f = fabric::LoadFabric(o.topology);
@@ -267,48 +261,53 @@ int RunSweepCommand(const Options& o) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("sweep", "Test every pair of nodes and name the slow node, slow link or MTU hole");
   auto o = std::make_shared<Options>();
-  cmd->add_option("--agents", o->agents, "Agents to sweep: host[:port],... (port 18521 when left out)");
-  cmd->add_option("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
-  cmd->add_option("--coordinator", o->coordinator,
-                  "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)");
-  cmd->add_option("--world", o->world, "Number of ranks when the environment gives only the rank "
-                                       "(Kubernetes Indexed Job: JOB_COMPLETION_INDEX)");
-  cmd->add_option("--strategy,--pattern", o->pattern,
-                  "pairwise (every pair, n-1 rounds), ring, k-random, topology (every pair inside each leaf, then "
-                  "leaf against leaf) or adaptive (a cheap pass, then only suspects; needs --topology)")
-      ->capture_default_str();
-  cmd->add_option("--topology", o->topology, "Fabric file (fabcheck.fabric/v1: each member's leaf per rail, the "
-                                             "spines); findings then name node, nic, cable, uplink, spine or mtu");
-  cmd->add_option("--flows", o->flows, "Flows per test between leaves (distinct source ports, so ECMP spreads them; "
-                                       "0: enough to cover every spine with p >= 0.9)")->capture_default_str();
-  cmd->add_option("--uplink-load", o->uplink_load, "Share of a leaf testing across leaves at once (keeps ECMP "
-                                                   "collisions from saturating an uplink)")->capture_default_str();
-  cmd->add_option("--max-rounds", o->max_rounds, "Adaptive: the budget of rounds")->capture_default_str();
-  cmd->add_option("--peers", o->peers, "k-random: peers per node")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "k-random: seed, to repeat a sweep")->capture_default_str();
-  cmd->add_flag("--rails", o->rails, "Test NIC i of one node with NIC i of the other, all rails of a pair at once");
-  cmd->add_option("--transport", o->transport, "tcp or verbs")->capture_default_str();
-  cmd->add_option("--bw-size", o->bw_size, "Bandwidth message size")->capture_default_str();
-  cmd->add_option("--duration", o->duration, "Bandwidth test time per direction")->capture_default_str();
-  cmd->add_option("--lat-duration", o->lat_duration, "Latency test time per direction")->capture_default_str();
-  cmd->add_option("--streams", o->streams, "TCP connections / QPs per bandwidth test")->capture_default_str();
-  cmd->add_option("--parallel", o->parallel, "Pairs of a round in flight at once (a round has n/2 pairs)")
-      ->capture_default_str();
-  cmd->add_flag("--no-bw", o->no_bw, "Skip bandwidth");
-  cmd->add_flag("--no-lat", o->no_lat, "Skip latency");
-  cmd->add_flag("--no-mtu", o->no_mtu, "Skip the path-MTU probe");
-  cmd->add_option("--token-file", o->token_file, "The agents' shared token")->envname("FABCHECK_TOKEN_FILE");
-  fabcheck::app::Tunables(cmd, "sweep").Tls(o->tls, /*server=*/false);
-  cmd->add_option("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time")
-      ->capture_default_str();
-  cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank")
-      ->capture_default_str();
-  cmd->add_option("--listen", o->listen, "SPMD: this rank's agent address (port 0 = any)")->capture_default_str();
-  cmd->add_option("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail");
-  cmd->add_option("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail");
-  cmd->add_flag("--json", o->json, "Print the result as JSON (schema fabcheck.sweep/v1)");
-  cmd->add_option("--output", o->output, "Also write the JSON result to this file");
-  cmd->add_flag("--quiet", o->quiet, "No progress line on stderr");
+  fabcheck::app::Tunables t(cmd, "sweep");
+  t.Text("--agents", o->agents, "Agents to sweep: host[:port],... (port 18521 when left out)", "host[:port] list");
+  t.Path("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
+  t.Text("--coordinator", o->coordinator,
+         "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)", "host:port");
+  t.Integer("--world", o->world,
+            "Number of ranks when the environment gives only the rank (Kubernetes Indexed Job: JOB_COMPLETION_INDEX)",
+            0, 1 << 20);
+  t.Text("--strategy,--pattern", o->pattern,
+         "pairwise (every pair, n-1 rounds), ring, k-random, topology (every pair inside each leaf, then "
+         "leaf against leaf) or adaptive (a cheap pass, then only suspects; needs --topology)",
+         "pairwise|ring|k-random|topology|adaptive");
+  t.Path("--topology", o->topology,
+         "Fabric file (fabcheck.fabric/v1: each member's leaf per rail, the spines); findings then name node, nic, "
+         "cable, uplink, spine or mtu");
+  t.Integer("--flows", o->flows,
+            "Flows per test between leaves (distinct source ports, so ECMP spreads them; 0: enough to cover every "
+            "spine with p >= 0.9)",
+            0, 64);
+  t.Number("--uplink-load", o->uplink_load,
+           "Share of a leaf testing across leaves at once (keeps ECMP collisions from saturating an uplink), "
+           "above 0",
+           0, 1);
+  t.Integer("--max-rounds", o->max_rounds, "Adaptive: the budget of rounds", 1, 1 << 20);
+  t.Integer("--peers", o->peers, "k-random: peers per node", 1, 1 << 20);
+  t.Count("--seed", o->seed, "k-random: seed, to repeat a sweep", 0, uint64_t{1} << 62);
+  t.Flag("--rails", o->rails, "Test NIC i of one node with NIC i of the other, all rails of a pair at once");
+  t.Text("--transport", o->transport, "tcp or verbs", "tcp|verbs");
+  t.Text("--bw-size", o->bw_size, "Bandwidth message size", "size");
+  t.Text("--duration", o->duration, "Bandwidth test time per direction", "duration");
+  t.Text("--lat-duration", o->lat_duration, "Latency test time per direction", "duration");
+  t.Integer("--streams", o->streams, "TCP connections / QPs per bandwidth test", 1, 64);
+  t.Integer("--parallel", o->parallel, "Pairs of a round in flight at once (a round has n/2 pairs)", 1, 8192);
+  t.Flag("--no-bw", o->no_bw, "Skip bandwidth");
+  t.Flag("--no-lat", o->no_lat, "Skip latency");
+  t.Flag("--no-mtu", o->no_mtu, "Skip the path-MTU probe");
+  t.Path("--token-file", o->token_file, "The agents' shared token", /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
+  t.Tls(o->tls, /*server=*/false);
+  t.Text("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time",
+         "duration");
+  t.Text("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank", "duration");
+  t.Text("--listen", o->listen, "SPMD: this rank's agent address (port 0 = any)", "host:port");
+  t.List("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail", "interface");
+  t.List("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail", "address");
+  t.Flag("--json", o->json, "Print the result as JSON (schema fabcheck.sweep/v1)");
+  t.Path("--output", o->output, "Also write the JSON result to this file");
+  t.Flag("--quiet", o->quiet, "No progress line on stderr");
   cmd->footer(R"(Exit code: 0 no outlier, 1 warnings, 2 a slow node/link, MTU hole, failed test or unreachable
 agent, 3 could not run. Ctrl-C prints the partial result; a second Ctrl-C exits at once.
 
