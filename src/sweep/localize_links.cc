@@ -28,6 +28,88 @@ struct LinkTally {
 
 double Confidence(int consistent) { return std::min(0.99, 1 - std::pow(0.5, consistent)); }
 
+// Without per-flow paths (a transport that cannot tell which spine a flow
+// took) a slow path between two leaves can still be told from its ends: the
+// tests between them are slow while both NICs are fast elsewhere. It is
+// pinned to a leaf's uplinks ("leaf~?") when that leaf is slow with most of
+// the leaves it was measured with, else to the pair ("a~?~b").
+void LeafPaths(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric, const NicView& nics,
+               const LocalizeOptions& o, int r, Localization* out) {
+  struct Pair {
+    int tests = 0, slow = 0;
+    std::set<int> rounds;
+    std::vector<int> slow_tests;
+  };
+  std::map<std::pair<int, int>, Pair> pairs;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const auto& t = tests[i];
+    if (t.rail != r || !t.bw_gbps) continue;
+    const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
+    if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
+    Pair& p = pairs[std::minmax(la, lb)];
+    ++p.tests;
+    if (*t.bw_gbps < o.slow * nics.reference[r]) {
+      ++p.slow;
+      p.rounds.insert(t.round);
+      p.slow_tests.push_back(static_cast<int>(i));
+    }
+  }
+  std::map<int, int> observed, bad;
+  std::vector<std::pair<int, int>> candidates;
+  for (const auto& [key, p] : pairs) {
+    ++observed[key.first];
+    ++observed[key.second];
+    if (p.slow >= o.uplink_min_slow_flows && p.slow >= o.uplink_slow_share * p.tests &&
+        static_cast<int>(p.rounds.size()) >= o.min_rounds) {
+      candidates.push_back(key);
+      ++bad[key.first];
+      ++bad[key.second];
+    }
+  }
+  auto finding = [&](std::string element, std::string why, const std::vector<std::pair<int, int>>& keys) {
+    model::SweepElementFinding e;
+    e.kind = "uplink";
+    e.element = std::move(element);
+    e.rail = r;
+    e.severity = model::Severity::kFail;
+    int slow = 0, all = 0;
+    std::set<int> rounds;
+    for (const auto& k : keys) {
+      const Pair& p = pairs[k];
+      slow += p.slow, all += p.tests;
+      rounds.insert(p.rounds.begin(), p.rounds.end());
+      for (int i : p.slow_tests) {
+        if (e.evidence.size() >= 4) break;
+        const auto& t = tests[static_cast<size_t>(i)];
+        e.evidence.push_back({t.a, t.b, r, t.round, "bw_gbps", *t.bw_gbps, nics.reference[r]});
+      }
+    }
+    e.ratio = 1 - static_cast<double>(slow) / std::max(1, all);
+    // Lower than a pinned uplink's: the spine is not known.
+    e.confidence = 0.5 * Confidence(static_cast<int>(rounds.size()) + 1);
+    e.why = fmt::format("{}: {} of {} tests between NICs fast elsewhere were slow, in {} rounds; which uplink it "
+                        "is needs per-flow paths, which this transport does not report", why, slow, all, rounds.size());
+    out->findings.push_back(std::move(e));
+  };
+  std::set<std::pair<int, int>> explained;
+  for (const auto& [leaf, count] : bad) {
+    if (count < 2 || count * 2 < observed[leaf]) continue;
+    std::vector<std::pair<int, int>> keys;
+    for (const auto& k : candidates) {
+      if (k.first == leaf || k.second == leaf) keys.push_back(k), explained.insert(k);
+    }
+    finding(fmt::format("{}~?", fabric.leaf_name(r, leaf)),
+            fmt::format("the uplinks of {} are slow to {} leaves", fabric.leaf_name(r, leaf), count), keys);
+  }
+  for (const auto& k : candidates) {
+    if (explained.count(k)) continue;
+    finding(fmt::format("{}~?~{}", fabric.leaf_name(r, k.first), fabric.leaf_name(r, k.second)),
+            fmt::format("the path between {} and {} through the spines is slow", fabric.leaf_name(r, k.first),
+                        fabric.leaf_name(r, k.second)),
+            {k});
+  }
+}
+
 }  // namespace
 
 void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
@@ -35,7 +117,18 @@ void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabri
   for (int r = 0; r < fabric.rails(); ++r) {
     const int spines = static_cast<int>(fabric.spines(r).size());
     const int leaves = fabric.leaf_count(r);
-    if (spines == 0 || nics.reference[r] <= 0) continue;
+    if (nics.reference[r] <= 0 || leaves < 2) continue;
+    bool paths = false;
+    for (const auto& t : tests) {
+      if (t.rail == r && std::any_of(t.flow_spine.begin(), t.flow_spine.end(), [](int16_t s) { return s >= 0; })) {
+        paths = true;
+        break;
+      }
+    }
+    if (spines == 0 || !paths) {
+      LeafPaths(tests, fabric, nics, o, r, out);
+      continue;
+    }
     auto uplink = [spines](int leaf, int spine) { return leaf * spines + spine; };
     std::vector<LinkTally> up(static_cast<size_t>(leaves) * spines), sp(spines);
     std::vector<SlowFlow> slow;

@@ -201,5 +201,26 @@ TEST(Localize, SlowFlowsFromEveryLeafNameTheSpine) {
   EXPECT_EQ(l.findings[0].element, "spine3-r0");
 }
 
+// No per-flow paths (agents over TCP): a slow leaf-to-leaf path is still told
+// from its ends, pinned to a leaf's uplinks when that leaf is slow to several.
+TEST(Localize, WithoutFlowPathsTheSlowLeafPathIsNamedNotItsHosts) {
+  for (int leaves : {2, 3}) {
+    Cluster c(8 * leaves, 8, 1, 0);
+    c.Ring(8, 2, [](int, int) { return 1.0; });
+    for (int round = 3; round <= 4; ++round) {
+      for (int a = 0; a < 8 * leaves; ++a) {
+        int b = (a + (round == 3 ? 8 : 8 * (leaves - 1))) % (8 * leaves);
+        bool slow = a / 8 == 0 || b / 8 == 0;  // everything to and from leaf 0 crawls
+        c.Add(a, b, 0, slow ? 20 : 100, round);
+      }
+    }
+    auto l = c.Run();
+    ASSERT_EQ(l.findings.size(), 1u) << leaves << ": " << (l.findings.empty() ? "" : l.findings[1].element);
+    EXPECT_EQ(l.findings[0].kind, "uplink");
+    EXPECT_EQ(l.findings[0].element, leaves == 2 ? "leaf0-r0~?~leaf1-r0" : "leaf0-r0~?");
+    EXPECT_LT(l.findings[0].confidence, 0.5);
+  }
+}
+
 }  // namespace
 }  // namespace fabcheck::sweep
