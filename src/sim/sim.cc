@@ -25,7 +25,30 @@ double ProcessCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-nlohmann::json Score(const std::vector<Fault>& faults, const std::vector<model::SweepElementFinding>& findings) {
+// With one rail a node has one NIC: no pairwise test tells "n0022" from
+// "n0022/r0", so a finding on either names the other's fault too.
+std::string Canonical(const std::string& element, int rails) {
+  if (rails == 1 && element.size() > 3 && element.compare(element.size() - 3, 3, "/r0") == 0) {
+    return element.substr(0, element.size() - 3);
+  }
+  return element;
+}
+
+nlohmann::json Score(std::vector<Fault> faults, std::vector<model::SweepElementFinding> findings, int rails) {
+  for (Fault& f : faults) {
+    if (f.kind == FaultKind::kNicSlow) f.element = Canonical(f.element, rails);
+  }
+  for (auto& f : findings) {
+    if (f.kind == "node" || f.kind == "nic") {
+      f.element = Canonical(f.element, rails);
+      if (rails == 1) f.kind = "node";
+    }
+  }
+  if (rails == 1) {
+    for (Fault& f : faults) {
+      if (f.kind == FaultKind::kNicSlow) f.kind = FaultKind::kNodeSlow;
+    }
+  }
   std::map<std::string, Expected> planted;  // element -> expected
   std::set<std::string> decoys;
   for (const Fault& f : faults) {
@@ -127,7 +150,7 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
   j["unconfirmed_suspects"] = nlohmann::json::array();
   for (const auto& s : loc.suspects) j["unconfirmed_suspects"].push_back(sweep::SuspectName(s, index, result.members));
   j["planted"] = ToJson(faults);
-  if (!faults.empty()) j["score"] = Score(faults, loc.findings);
+  if (!faults.empty()) j["score"] = Score(faults, loc.findings, o.clos.rails);
   return j;
 }
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/input.h"
 #include "base/json_text.h"
@@ -63,7 +64,6 @@ int Run(const Options& o) {
   }
   if (o.from.empty()) return Fail("give --from k8s|ibnetdiscover|lldp with its input files, or --check FILE", kExitUsage);
   if (o.inputs.empty()) return Fail("--from " + o.from + " needs input files (see --help)", kExitUsage);
-  if (o.rails < 0 || o.rails > 64) return Fail("--rails must be 0..64", kExitUsage);
   Result<fabric::Imported> imported = InvalidArgumentError("");
   if (o.from == "k8s") {
     if (o.inputs.size() != 1) return Fail("--from k8s takes one file: kubectl get nodes -o json > nodes.json", kExitUsage);
@@ -108,18 +108,19 @@ int Run(const Options& o) {
 app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("fabric", "Build or check the fabric file (which leaf each NIC is cabled to)");
   auto o = std::make_shared<Options>();
-  cmd->add_option("--from", o->from, "Import from: k8s (kubectl get nodes -o json), ibnetdiscover, or lldp "
-                                     "(lldpcli -f json show neighbors, one file per host)");
+  app::Tunables t(cmd, "fabric");
+  t.Text("--from", o->from, "Import from: k8s (kubectl get nodes -o json), ibnetdiscover, or lldp "
+                            "(lldpcli -f json show neighbors, one file per host)", "k8s|ibnetdiscover|lldp");
   cmd->add_option("inputs", o->inputs, "Input files; for lldp HOST=FILE or HOST.json");
-  cmd->add_option("--leaf-label", o->leaf_label, "k8s: the node label naming the leaf switch (default: the first "
-                                                 "known one present)");
-  cmd->add_option("--rails", o->rails, "k8s: rails sharing the labelled leaf; ibnetdiscover: CA ports per host "
-                                       "(0 = what most hosts have)")->capture_default_str();
-  cmd->add_option("--iface", o->ifaces, "lldp: the data-plane interfaces in rail order (repeat, or a,b,c)")
+  t.Text("--leaf-label", o->leaf_label, "k8s: the node label naming the leaf switch (default: the first known one "
+                                        "present)", "label");
+  t.Integer("--rails", o->rails, "k8s: rails sharing the labelled leaf; ibnetdiscover: CA ports per host (0 = what "
+                                 "most hosts have)", 0, 64);
+  t.List("--iface", o->ifaces, "lldp: the data-plane interfaces in rail order (repeat, or a,b,c)", "interface")
       ->delimiter(',');
-  cmd->add_option("-o,--output", o->output, "Write the fabric file here (stdout otherwise)");
-  cmd->add_flag("--json", o->json, "JSON instead of YAML");
-  cmd->add_option("--check", o->check, "Check a fabric file and summarise it");
+  t.Path("-o,--output", o->output, "Write the fabric file here (stdout otherwise)");
+  t.Flag("--json", o->json, "JSON instead of YAML");
+  t.Path("--check", o->check, "Check a fabric file and summarise it");
   std::string labels;
   for (const auto& l : fabric::KnownLeafLabels()) labels += "  " + std::string(l.label) + "  (" + std::string(l.who) + ")\n";
   cmd->footer("Known leaf labels, tried in this order:\n" + labels + R"(

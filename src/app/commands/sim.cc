@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/input.h"
 #include "base/json_text.h"
@@ -36,11 +37,6 @@ int Run(const Options& o) {
   auto strategy = sweep::ParsePattern(o.strategy);
   if (!strategy.ok()) return Usage(strategy.status().message());
   if (!o.fault_mix.empty() && o.fault_mix != "realistic") return Usage("--fault-mix: the one mix is 'realistic'");
-  if (!(o.noise_cv >= 0 && o.noise_cv <= 0.5)) return Usage("--noise-cv must be 0..0.5");
-  if (!(o.tail >= 0 && o.tail <= 0.5)) return Usage("--tail must be 0..0.5");
-  if (!(o.round_seconds > 0)) return Usage("--round-seconds must be positive");
-  if (o.flows < 0 || o.flows > 256) return Usage("--flows must be 0..256 (0: enough to cover the spines)");
-  if (o.max_rounds < 1) return Usage("--max-rounds must be 1 or more");
   sim::SimOptions so;
   so.clos = o.clos;
   so.strategy = *strategy;
@@ -80,27 +76,27 @@ int Run(const Options& o) {
 app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("sim", "Run the sweep against a simulated fabric with planted faults and score it");
   auto o = std::make_shared<Options>();
-  cmd->add_option("--nodes", o->clos.nodes, "Members")->capture_default_str();
-  cmd->add_option("--rails", o->clos.rails, "Rails (NICs per member, one Clos each)")->capture_default_str();
-  cmd->add_option("--nodes-per-leaf", o->clos.nodes_per_leaf, "Members per leaf switch")->capture_default_str();
-  cmd->add_option("--spines", o->clos.spines, "Spines per rail (every leaf links to each)")->capture_default_str();
-  cmd->add_option("--oversubscription", o->clos.oversubscription, "Leaf downlink over uplink capacity (1 = "
-                                                                  "non-blocking)")->capture_default_str();
-  cmd->add_option("--nic-gbps", o->clos.nic_gbps, "NIC and cable rate")->capture_default_str();
-  cmd->add_option("--strategy", o->strategy, "pairwise, ring, k-random, topology or adaptive")->capture_default_str();
-  cmd->add_option("--faults", o->faults, "Fault file: JSON list of {kind, element, factor|loss|mtu|cv}");
-  cmd->add_option("--fault-mix", o->fault_mix, "Generate faults: realistic (every kind at once, with noise decoys)");
-  cmd->add_option("--seed", o->seed, "Seed of the fault mix, ECMP source ports and noise")->capture_default_str();
-  cmd->add_option("--noise-cv", o->noise_cv, "Measurement noise (coefficient of variation)")->capture_default_str();
-  cmd->add_option("--tail", o->tail, "Probability of a heavy-tail dip (a busy host) per test")->capture_default_str();
-  cmd->add_option("--round-seconds", o->round_seconds, "Simulated wall time of one round")->capture_default_str();
-  cmd->add_option("--flows", o->flows, "Flows per inter-leaf test (0: cover every spine with p >= 0.9)")
-      ->capture_default_str();
-  cmd->add_option("--uplink-load", o->uplink_load, "Share of a leaf testing across leaves at once")
-      ->capture_default_str();
-  cmd->add_option("--max-rounds", o->max_rounds, "Adaptive: the budget of rounds")->capture_default_str();
-  cmd->add_flag("--json", o->json, "Print the fabcheck.sim/v1 document");
-  cmd->add_flag("--quiet", o->quiet, "No progress on stderr");
+  app::Tunables t(cmd, "sim");
+  t.Integer("--nodes", o->clos.nodes, "Members", 2, 65536);
+  t.Integer("--rails", o->clos.rails, "Rails (NICs per member, one Clos each)", 1, 16);
+  t.Integer("--nodes-per-leaf", o->clos.nodes_per_leaf, "Members per leaf switch", 1, 512);
+  t.Integer("--spines", o->clos.spines, "Spines per rail (every leaf links to each)", 1, 256);
+  t.Number("--oversubscription", o->clos.oversubscription, "Leaf downlink over uplink capacity (1 = non-blocking)", 1,
+           16);
+  t.Number("--nic-gbps", o->clos.nic_gbps, "NIC and cable rate, Gb/s", 1, 100000);
+  t.Text("--strategy", o->strategy, "pairwise, ring, k-random, topology or adaptive", "strategy");
+  t.Path("--faults", o->faults, "Fault file: JSON list of {kind, element, factor|loss|mtu|cv}");
+  t.Text("--fault-mix", o->fault_mix, "Generate faults: realistic (every kind at once, with noise decoys)",
+         "realistic");
+  t.Count("--seed", o->seed, "Seed of the fault mix, ECMP source ports and noise", 0, UINT64_MAX);
+  t.Number("--noise-cv", o->noise_cv, "Measurement noise (coefficient of variation)", 0, 0.5);
+  t.Number("--tail", o->tail, "Probability of a heavy-tail dip (a busy host) per test", 0, 0.5);
+  t.Number("--round-seconds", o->round_seconds, "Simulated wall time of one round", 0.001, 86400);
+  t.Integer("--flows", o->flows, "Flows per inter-leaf test (0: cover every spine with p >= 0.9)", 0, 256);
+  t.Number("--uplink-load", o->uplink_load, "Share of a leaf testing across leaves at once", 0.01, 1);
+  t.Integer("--max-rounds", o->max_rounds, "Adaptive: the budget of rounds", 1, 1 << 20);
+  t.Flag("--json", o->json, "Print the fabcheck.sim/v1 document");
+  t.Flag("--quiet", o->quiet, "No progress on stderr");
   cmd->footer(R"(Fault kinds and the elements they take (names as the simulator gives them):
   node_slow n0001 factor | nic_slow n0001/r3 factor | cable_degraded n0001/r3~leaf-r3-00 factor or loss
   uplink_degraded leaf-r3-07~spine-r3-12 factor or loss | spine_loss spine-r3-12 loss
