@@ -314,10 +314,13 @@ std::string SuspectName(const Suspect& s, const fabric::FabricIndex& fabric,
     case Suspect::Kind::kNic: return "nic " + NicName(members, s.member, s.rail);
     case Suspect::Kind::kMtu: return "mtu " + NicName(members, s.member, s.rail);
     case Suspect::Kind::kFlap:
-      return fmt::format("cable {}~{}", NicName(members, s.member, s.rail), fabric.leaf_name(s.rail, fabric.leaf(s.member, s.rail)));
-    case Suspect::Kind::kUplink:
+      return fmt::format("cable {}~{}", NicName(members, s.member, s.rail),
+                         fabric.leaf_name(s.rail, fabric.leaf(s.member, s.rail)));
+    case Suspect::Kind::kUplink: {
+      const auto& spines = fabric.spines(s.rail);
       return fmt::format("uplink {}~{}", fabric.leaf_name(s.rail, s.leaf),
-                         s.spine < static_cast<int>(fabric.spines(s.rail).size()) ? fabric.spines(s.rail)[s.spine] : "?");
+                         s.spine >= 0 && s.spine < static_cast<int>(spines.size()) ? spines[s.spine] : "?");
+    }
   }
   return "?";
 }

@@ -63,7 +63,10 @@ PlannedRound LeafAgainstLeaf(const fabric::FabricIndex& f, const Round& leaf_pai
   return round;
 }
 
-int Groups(double uplink_load) { return std::max(1, static_cast<int>(std::ceil(1.0 / std::clamp(uplink_load, 0.01, 1.0)))); }
+// How many shares a leaf is cut into so that one share at a time is `uplink_load` of it.
+int Groups(double uplink_load) {
+  return std::max(1, static_cast<int>(std::ceil(1.0 / std::clamp(uplink_load, 0.01, 1.0))));
+}
 
 class StaticPlanner : public Planner {
  public:
@@ -106,7 +109,7 @@ class AdaptivePlanner : public Planner {
     for (size_t i = seen_; i < so_far.size(); ++i) tested_.insert(Key(so_far[i].a, so_far[i].b));
     seen_ = so_far.size();
     auto alive = [&](int m) { return members[m].reachable; };
-    while (next_ < cheap_.size()) {
+    while (next_ < cheap_.size() && issued_ < o_.max_rounds) {
       PlannedRound r = cheap_[next_++];
       std::erase_if(r.pairs, [&](const PlannedPair& p) { return !alive(p.a) || !alive(p.b); });
       ++issued_;
@@ -224,7 +227,9 @@ Result<std::unique_ptr<Planner>> MakePlanner(const PlanOptions& o, int n, const 
       return InvalidArgumentError(fmt::format("the {} strategy plans by leaf: give the fabric (--topology FILE; "
                                               "fabcheck fabric builds one)", PatternName(o.pattern)));
     }
-    if (o.pattern == Pattern::kTopology) return std::unique_ptr<Planner>(new StaticPlanner(TopologyRounds(*f, flows, o.uplink_load)));
+    if (o.pattern == Pattern::kTopology) {
+      return std::unique_ptr<Planner>(new StaticPlanner(TopologyRounds(*f, flows, o.uplink_load)));
+    }
     return std::unique_ptr<Planner>(new AdaptivePlanner(o, *f, flows));
   }
   ASSIGN_OR_RETURN(Schedule s, MakeSchedule(o.pattern, n, o.peers, o.seed));

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "base/input.h"
 
 namespace fabcheck::fabric {
@@ -118,6 +120,30 @@ TEST(K8s, GkeSubblockAndExplicitLabel) {
   auto garbage = ImportK8sNodes("[]", {});
   ASSERT_FALSE(garbage.ok());
   EXPECT_NE(garbage.status().message().find("kubectl get nodes -o json"), std::string::npos);
+}
+
+// Cut and mangled real inputs: every importer answers (a fabric or an error
+// naming the input), never crashes or hangs.
+TEST(Importers, TruncatedAndMangledInputsAreAnswered) {
+  std::mt19937 rng(3);
+  const std::string ib = Data("ibnetdiscover-edr.txt"), lldp = Data("lldp-gpu02.json"), k8s = Data("k8s-nodes.json");
+  for (const std::string* text : {&ib, &lldp, &k8s}) {
+    for (size_t cut = 0; cut < text->size(); cut += 97) {
+      std::string t = text->substr(0, cut);
+      for (int flips = 0; flips < 3; ++flips) {
+        if (!t.empty()) t[rng() % t.size()] = static_cast<char>(rng() % 256);
+      }
+      auto a = ImportIbnetdiscover(t, {});
+      auto b = ImportLldp({{"h", t}}, {});
+      auto c = ImportK8sNodes(t, {});
+      auto d = ParseFabric(t, "t");
+      for (const Status& s : {a.status(), b.status(), c.status(), d.status()}) {
+        if (!s.ok()) {
+          EXPECT_FALSE(s.message().empty());
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
