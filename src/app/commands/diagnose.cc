@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/strings.h"
@@ -69,11 +70,12 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
                   "Files or directories, in any mix: NCCL / PyTorch / launcher logs (\"-\" = a log on stdin), the exporter's\n"
                   "/metrics text saved at several times, counter sample JSON, perf / sweep / coll / doctor JSON,\n"
                   "a ladder bundle directory (with manifest.json)");
-  cmd->add_flag("--json", o->json, "Print the diagnoses as JSON (schema fabcheck.diagnose/v1)");
-  cmd->add_flag("-v,--verbose", o->verbose, "Show every evidence line and the rules that passed");
-  cmd->add_option("--line-rate", o->line_rate,
-                  "The ports' rate in Gb/s (400 or 400G) when no input says it; perf symptoms compare against it");
-  cmd->add_flag("--catalog", o->catalog, "Print the rule catalog (Markdown, as docs/diagnose.md) and exit");
+  fabcheck::app::Tunables t(cmd, "diagnose");
+  t.Flag("--json", o->json, "Print the diagnoses as JSON (schema fabcheck.diagnose/v1)");
+  t.Flag("-v,--verbose", o->verbose, "Show every evidence line and the rules that passed");
+  t.Text("--line-rate", o->line_rate,
+         "The ports' rate in Gb/s (400 or 400G) when no input says it; perf symptoms compare against it", "Gb/s");
+  t.Flag("--catalog", o->catalog, "Print the rule catalog (Markdown, as docs/diagnose.md) and exit");
   cmd->footer(
       "Each diagnosis has a stable rule ID (docs/diagnose.md), a confidence, its evidence (file:line, or a\n"
       "counter and its change over time), the likely causes ranked, the fix, and what to run next with the\n"

@@ -55,25 +55,27 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "RoCE QoS (PFC/ECN/trust), GPUDirect prerequisites, host tuning (IRQ affinity, CPU governor, HugePages,\n"
       "PCIe device control, CPU pinning), container limits and NCCL settings");
   auto flags = std::make_shared<DoctorFlags>();
-  fabcheck::app::Tunables(cmd, "doctor")
-      .Path("--sysroot", flags->options.sysroot,
-            "Check a captured node instead of this one: a directory holding sys/ (and proc/), or a\n"
-            "capture from `fabcheck snapshot -o FILE.tar.gz`");
-  cmd->add_option("--profile", flags->options.profile,
-                  "Expected hardware of the machine type (YAML, see profiles/): GPU and NIC counts, link layer,\n"
-                  "rate, PCIe generation/width and device control, MTU, PFC priority, HugePages/THP/NUMA\n"
-                  "balancing (docs/profiles.md). Without it expectations come from the node");
-  cmd->add_option("--only", flags->options.only,
-                  "Run only these rungs (L1, L2, RoCE, GDR, host, container, NCCL) and/or check IDs, comma separated")
+  fabcheck::app::Tunables t(cmd, "doctor");
+  t.Path("--sysroot", flags->options.sysroot,
+         "Check a captured node instead of this one: a directory holding sys/ (and proc/), or a\n"
+         "capture from `fabcheck snapshot -o FILE.tar.gz`");
+  t.Path("--profile", flags->options.profile,
+         "Expected hardware of the machine type (YAML, see profiles/): GPU and NIC counts, link layer,\n"
+         "rate, PCIe generation/width and device control, MTU, PFC priority, HugePages/THP/NUMA\n"
+         "balancing (docs/profiles.md). Without it expectations come from the node");
+  t.List("--only", flags->options.only,
+         "Run only these rungs (L1, L2, RoCE, GDR, host, container, NCCL) and/or check IDs, comma separated",
+         "rung or check ID")
       ->delimiter(',');
-  cmd->add_option("--env-file", flags->options.env_files,
-                  "Check a job's NCCL settings before launch: a file of KEY=VALUE lines (repeatable; they\n"
-                  "override the process environment)");
-  cmd->add_flag("--no-process-env", flags->no_process_env,
-                "Ignore this process's NCCL_* variables (check only --env-file and /etc/nccl.conf)");
-  cmd->add_flag("--json", flags->json, "Print the report as JSON (schema fabcheck.doctor/v1)");
-  cmd->add_flag("-v,--verbose", flags->verbose, "Show evidence for passing checks too");
-  cmd->add_flag("--catalog", flags->catalog, "Print the catalog of checks (Markdown, as docs/checks.md) and exit");
+  t.List("--env-file", flags->options.env_files,
+         "Check a job's NCCL settings before launch: a file of KEY=VALUE lines (repeatable; they\n"
+         "override the process environment)",
+         "path");
+  t.Flag("--no-process-env", flags->no_process_env,
+         "Ignore this process's NCCL_* variables (check only --env-file and /etc/nccl.conf)");
+  t.Flag("--json", flags->json, "Print the report as JSON (schema fabcheck.doctor/v1)");
+  t.Flag("-v,--verbose", flags->verbose, "Show evidence for passing checks too");
+  t.Flag("--catalog", flags->catalog, "Print the catalog of checks (Markdown, as docs/checks.md) and exit");
   cmd->footer(
       "Exit status: 0 every check passed (info and unknown do not count), 1 warnings only, 2 at least one\n"
       "failure, 3 could not run (bad sysroot, profile or env file), 64 bad command line.\n"

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/units.h"
@@ -61,13 +62,12 @@ int Run(const Options& o) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("gpu", "Measure GPU copy bandwidth (host<->device, device, peer) against the links");
   auto o = std::make_shared<Options>();
-  cmd->add_option("--size", o->size, "Bytes per copy (e.g. 256M, 1G)")->capture_default_str();
-  cmd->add_option("--iterations", o->iterations, "Timed copies per measurement (the median is reported)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--gpus", o->gpus, "CUDA devices to measure, e.g. 0-3 (default: all)");
-  cmd->add_flag("--no-peer", o->no_peer, "Skip GPU->GPU peer copies");
-  cmd->add_flag("--json", o->json, "Print JSON (schema fabcheck.gpu/v1)");
+  fabcheck::app::Tunables t(cmd, "gpu");
+  t.Text("--size", o->size, "Bytes per copy (e.g. 256M, 1G)", "size");
+  t.Integer("--iterations", o->iterations, "Timed copies per measurement (the median is reported)", 1, 1'000'000);
+  t.Text("--gpus", o->gpus, "CUDA devices to measure, e.g. 0-3 (default: all)", "device list");
+  t.Flag("--no-peer", o->no_peer, "Skip GPU->GPU peer copies");
+  t.Flag("--json", o->json, "Print JSON (schema fabcheck.gpu/v1)");
   cmd->footer(
       "Copies run on the copy engines (cudaMemcpyAsync) and are timed with CUDA events, as nvbandwidth does.\n"
       "h2d/d2h use pinned host memory, placed on each NUMA node when there are several (* = remote node);\n"

@@ -45,14 +45,14 @@ int Run(const Options& options) {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("inventory", "Show RDMA devices and ports, netdevs, GPUs, NICs, PCIe paths and NUMA");
   auto options = std::make_shared<Options>();
-  fabcheck::app::Tunables(cmd, "inventory")
-      .Path("--sysroot", options->sysroot,
-            "Read this directory (a copy of a node's /sys and /proc) or capture (.tar.gz from "
-            "`fabcheck snapshot`) instead of the running node");
-  cmd->add_flag("--json", options->json, "Print the inventory as JSON (schema fabcheck.inventory/v1)");
-  cmd->add_flag("--matrix", options->matrix,
-                "Add the GPU x NIC distance matrix (PIX/PXB/PHB/NODE/SYS, as nvidia-smi topo -m) and the "
-                "recommended GPU -> NIC pairing (rails)");
+  fabcheck::app::Tunables t(cmd, "inventory");
+  t.Path("--sysroot", options->sysroot,
+         "Read this directory (a copy of a node's /sys and /proc) or capture (.tar.gz from "
+         "`fabcheck snapshot`) instead of the running node");
+  t.Flag("--json", options->json, "Print the inventory as JSON (schema fabcheck.inventory/v1)");
+  t.Flag("--matrix", options->matrix,
+         "Add the GPU x NIC distance matrix (PIX/PXB/PHB/NODE/SYS, as nvidia-smi topo -m) and the "
+         "recommended GPU -> NIC pairing (rails)");
   cmd->footer(
       "Examples:\n"
       "  fabcheck inventory                          # this node\n"

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/input.h"
 #include "base/json_text.h"
@@ -136,14 +137,18 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
                    "YAML files or folders (*.yaml, *.yml, recursively; in folders, YAML that is not a Kubernetes "
                    "object, such as Helm values or kustomize patches, is skipped and counted); - reads stdin")
       ->required();
-  lint->add_option("--config", lint_opts->config, "Config file: rules include/exclude, ignorePaths, severity, params");
-  lint->add_option("--profile", lint_opts->profile, "Platform: generic (default), gke, aks, coreweave, openshift")
+  fabcheck::app::Tunables lt(lint, "k8s lint");
+  lt.Path("--config", lint_opts->config, "Config file: rules include/exclude, ignorePaths, severity, params");
+  lt.Text("--profile", lint_opts->profile, "Platform: generic (default), gke, aks, coreweave, openshift",
+          "generic|gke|aks|coreweave|openshift")
       ->check(CLI::IsMember({"generic", "gke", "aks", "coreweave", "openshift"}));
-  lint->add_option("--format", lint_opts->format, "text (default), json (fabcheck.k8s-lint/v1) or sarif (2.1.0)")
+  lt.Text("--format", lint_opts->format, "text (default), json (fabcheck.k8s-lint/v1) or sarif (2.1.0)",
+          "text|json|sarif")
       ->check(CLI::IsMember({"text", "json", "sarif"}));
-  lint->add_option("--fail-on", lint_opts->fail_on, "Exit 2 when a finding is at or above: error (default) or warning")
+  lt.Text("--fail-on", lint_opts->fail_on, "Exit 2 when a finding is at or above: error (default) or warning",
+          "error|warning")
       ->check(CLI::IsMember({"error", "warning"}));
-  lint->add_flag("-v,--verbose", lint_opts->verbose, "Text output: also say why each finding matters");
+  lt.Flag("-v,--verbose", lint_opts->verbose, "Text output: also say why each finding matters");
   lint->footer(
       "Examples:\n"
       "  fabcheck k8s lint deploy/ manifests/job.yaml\n"
@@ -158,12 +163,14 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
 
   auto render_opts = std::make_shared<RenderOptions>();
   auto* render = cmd->add_subcommand("render", "Render the manifests fabcheck needs from a cluster profile");
-  render->add_option("--profile", render_opts->profile, "Cluster profile YAML (see deploy/kubernetes/render-examples/)")
+  fabcheck::app::Tunables rt(render, "k8s render");
+  rt.Path("--profile", render_opts->profile, "Cluster profile YAML (see deploy/kubernetes/render-examples/)")
       ->required();
-  render->add_option("-o,--output", render_opts->out_dir, "Write one file per part into this folder (default: stdout)");
-  render->add_option("--image", render_opts->image,
-                     "Image to run, best pinned: REPO:TAG@sha256:DIGEST (default: the profile's image, else " +
-                         k8s::DefaultImage() + ", the name scripts/build-image.sh gives its image)");
+  rt.Path("-o,--output", render_opts->out_dir, "Write one file per part into this folder (default: stdout)");
+  rt.Text("--image", render_opts->image,
+          "Image to run, best pinned: REPO:TAG@sha256:DIGEST (default: the profile's image, else " +
+              k8s::DefaultImage() + ", the name scripts/build-image.sh gives its image)",
+          "image reference");
   render->footer(
       "Profile keys: rdmaResource (required); image, name, namespace, nadName, networkType (sriov, ib-sriov,\n"
       "host-device, macvlan, ipvlan), master, subnet, mtu, vlan, gpusPerNode, nicsPerNode, nodes, agentPort,\n"
@@ -176,8 +183,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   auto markdown = std::make_shared<bool>(false);
   auto json = std::make_shared<bool>(false);
   auto* rules = cmd->add_subcommand("rules", "List the lint rules (text, --json, or --markdown for docs/k8s-rules.md)");
-  rules->add_flag("--markdown", *markdown, "Print the rule catalog as Markdown (docs/k8s-rules.md)");
-  rules->add_flag("--json", *json, "Print the rule catalog as JSON (fabcheck.k8s-rules/v1)");
+  fabcheck::app::Tunables kt(rules, "k8s rules");
+  kt.Flag("--markdown", *markdown, "Print the rule catalog as Markdown (docs/k8s-rules.md)");
+  kt.Flag("--json", *json, "Print the rule catalog as JSON (fabcheck.k8s-rules/v1)");
 
   return [=] {
     if (lint->parsed()) return RunLint(*lint_opts);

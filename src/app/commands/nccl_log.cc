@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "diagnose/engine.h"
@@ -44,7 +45,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_option("files", options->files,
                   "NCCL logs (NCCL_DEBUG=INFO output; many hosts and ranks may be mixed; \"-\" reads stdin)")
       ->required();
-  cmd->add_flag("--json", options->json, "Print the summary as JSON (schema fabcheck.nccl-log/v1)");
+  fabcheck::app::Tunables(cmd, "nccl-log").Flag("--json", options->json,
+                                                 "Print the summary as JSON (schema fabcheck.nccl-log/v1)");
   cmd->footer(
       "Reads NCCL 2.5 to 2.28 logs as users paste them (colour codes; mpirun, srun, torchrun, Ray and kubectl\n"
       "prefixes; timestamps; interleaved processes) and reports, per rank pair and channel, P2P, SHM, NET/IB\n"

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "app/command.h"
+#include "app/tunables.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "fabcheck/version.h"
@@ -84,17 +85,18 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   auto o = std::make_shared<Options>();
   cmd->add_option("bundle", o->bundle, "Evidence bundle of `fabcheck ladder --out`: a directory or a .tar.gz")
       ->required();
-  cmd->add_option("--format", o->format,
-                  "html (one self-contained file with inline SVG plots), md (Markdown for tickets and wikis) or\n"
-                  "json (schema fabcheck.report/v1). Default: from the -o file name, md on stdout");
-  cmd->add_option("-o,--output", o->output, "Write here instead of stdout (replaced atomically); - is stdout");
-  cmd->add_option("--baseline", o->baseline,
-                  "An earlier bundle of the same cluster: report what changed (pairs that got slower, new PCIe\n"
-                  "downgrades, MTU changes, counters that started rising, members added or gone)");
-  cmd->add_option("--slower-percent", o->slower_percent,
-                  "With --baseline: a pair counts as slower when it lost more than this share of its bandwidth")
-      ->check(CLI::Range(0.1, 99.0))
-      ->default_val(10);
+  fabcheck::app::Tunables t(cmd, "report");
+  t.Text("--format", o->format,
+         "html (one self-contained file with inline SVG plots), md (Markdown for tickets and wikis) or\n"
+         "json (schema fabcheck.report/v1). Default: from the -o file name, md on stdout",
+         "html|md|json");
+  t.Path("-o,--output", o->output, "Write here instead of stdout (replaced atomically); - is stdout",
+         /*dash_is_stdio=*/true);
+  t.Path("--baseline", o->baseline,
+         "An earlier bundle of the same cluster: report what changed (pairs that got slower, new PCIe\n"
+         "downgrades, MTU changes, counters that started rising, members added or gone)");
+  t.Number("--slower-percent", o->slower_percent,
+           "With --baseline: a pair counts as slower when it lost more than this share of its bandwidth", 0.1, 99.0);
   cmd->footer(
       "Offline: reads the bundle only, nothing of this machine, so it runs anywhere the bundle is copied.\n"
       "The checklist is the ten go-live items of the RDMA networking guide; each is pass, fail, unknown\n"

@@ -72,7 +72,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       ->required();
   t.Path("--sysroot", options->sysroot,
          "Capture from this directory or capture instead of the running node (to trim or re-pack)");
-  cmd->add_flag("--json", options->json, "Print the capture's info (host, kernel, time, version, counts) as JSON");
+  t.Flag("--json", options->json, "Print the capture's info (host, kernel, time, version, counts) as JSON");
   cmd->footer(
       "Records exactly the files the readers read (class/infiniband, class/net, the PCI devices\n"
       "and their bridges, devices/system/node, /proc/sys/kernel), what doctor's checks read (PCI\n"
