@@ -155,7 +155,7 @@ CLI::Option* Tunables::Path(const std::string& name, std::string& value, const s
 
 void Tunables::Tls(net::TlsFiles& files, bool server) {
   if (server) {
-    Path("--tls-cert", files.cert, "Serve HTTPS with this PEM certificate chain (with --tls-key; docs/tls.md)",
+    Path("--tls-cert", files.cert, "Serve TLS with this PEM certificate chain (with --tls-key; docs/tls.md)",
          false, "FABCHECK_TLS_CERT");
     Path("--tls-key", files.key, "The PEM private key of --tls-cert (mode 0600)", false, "FABCHECK_TLS_KEY");
     Path("--tls-ca", files.ca,
@@ -163,7 +163,7 @@ void Tunables::Tls(net::TlsFiles& files, bool server) {
          "FABCHECK_TLS_CA");
   } else {
     Path("--tls-ca", files.ca,
-         "Talk HTTPS to the agents and verify their certificates against this PEM CA bundle (docs/tls.md)", false,
+         "Use TLS and verify the server's certificate against this PEM CA bundle (docs/tls.md)", false,
          "FABCHECK_TLS_CA");
     Path("--tls-cert", files.cert, "Mutual TLS: present this PEM client certificate (with --tls-key)", false,
          "FABCHECK_TLS_CERT");

@@ -60,6 +60,15 @@ Status MakeNonBlocking(int fd) {
 }  // namespace
 
 std::string TlsErrorText(const std::string& fallback) {
+  std::string text = TlsErrorQueue();
+  if (text.find("unsupported certificate") != std::string::npos) {
+    text += " (the peer rejects this side's certificate for its use: an agent's certificate needs both serverAuth "
+            "and clientAuth in extendedKeyUsage for mutual TLS between agents)";
+  }
+  return text.empty() ? fallback : text;
+}
+
+std::string TlsErrorQueue() {
   std::string text;
   while (unsigned long e = ERR_get_error()) {
     char buf[256];
@@ -69,7 +78,7 @@ std::string TlsErrorText(const std::string& fallback) {
     if (!text.empty()) text += "; ";
     text += reason ? reason : buf;
   }
-  return text.empty() ? fallback : text;
+  return text;
 }
 
 bool LooksLikePlainHttp(std::string_view b) {

@@ -55,6 +55,7 @@ class TlsContext {
 // The OpenSSL error queue as one line (and cleared), e.g. "certificate
 // verify failed"; `fallback` when the queue is empty.
 std::string TlsErrorText(const std::string& fallback);
+std::string TlsErrorQueue();  // the same without hints; "" when empty
 
 // True when the first bytes a client sent are a plain HTTP request line
 // ("GET ", "POST ", ...) rather than a TLS ClientHello (0x16 0x03 ...).

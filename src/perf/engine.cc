@@ -180,6 +180,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
   local.io_timeout = o.io_timeout;
   local.cancel = o.cancel;
   FramedConnection conn(std::move(fd), "server " + server_name, o.cancel);
+  if (o.tls) RETURN_IF_ERROR(conn.StartTls(*o.tls, /*as_server=*/false, o.tls_server_name, o.connect_timeout));
 
   // Handshake: versions, then the token proof, then the request.
   ASSIGN_OR_RETURN(std::string nonce_raw, net::RandomBytes(16));

@@ -28,6 +28,11 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds io_timeout{30000};
   const std::atomic<bool>* cancel = nullptr;
+  // The control channel over TLS, verifying the server against the
+  // context's CA and, when not empty, its name (an agent's peer tests dial a
+  // rail address its certificate may not list: they verify the chain only).
+  std::shared_ptr<const net::TlsContext> tls;
+  std::string tls_server_name;
 };
 
 // Runs the test. A Status when it could not start (bad parameters,

@@ -29,8 +29,15 @@ std::string ShowBytes(std::string_view bytes) {
 std::string GuessProtocol(std::string_view head) {
   if (StartsWith(head, "GET ") || StartsWith(head, "POST") || StartsWith(head, "HTTP")) return " (looks like HTTP)";
   if (StartsWith(head, "SSH-")) return " (looks like SSH)";
-  if (head.size() >= 3 && head[0] == 0x16 && head[1] == 0x03) return " (looks like TLS)";
+  if (head.size() >= 3 && (head[0] == 0x16 || head[0] == 0x15) && head[1] == 0x03) {
+    return " (looks like TLS: the peer serves TLS, pass --tls-ca; or it expects TLS from this side)";
+  }
   return "";
+}
+
+int MsLeft(Deadline deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, 1 << 30));
 }
 
 }  // namespace
@@ -73,11 +80,53 @@ Result<nlohmann::json> DecodeFrame(std::string_view bytes, size_t max_payload) {
   return j;
 }
 
+Status FramedConnection::StartTls(const net::TlsContext& ctx, bool as_server, const std::string& server_name,
+                                  std::chrono::milliseconds timeout) {
+  const int ms = static_cast<int>(std::max<int64_t>(1, timeout.count()));
+  auto stream = as_server ? net::TlsStream::Accept(ctx, fd_.get(), ms)
+                          : net::TlsStream::Connect(ctx, fd_.get(), server_name, ms);
+  if (!stream.ok()) return stream.status().WithContext(peer_);
+  tls_ = std::move(stream).value();
+  return Status::Ok();
+}
+
+Status FramedConnection::SendBytes(const std::string& bytes, Deadline deadline, const std::atomic<bool>* cancel,
+                                   const std::string& what) {
+  if (!tls_) return SendAllDeadline(fd_.get(), bytes.data(), bytes.size(), deadline, cancel, what);
+  if (cancel != nullptr && cancel->load()) return CancelledError(what + ": cancelled while sending");
+  int ms = MsLeft(deadline);
+  if (ms <= 0) return DeadlineExceededError(what + ": timed out while sending (peer stalled or gone?)");
+  auto sent = tls_->Write(bytes.data(), bytes.size(), ms);
+  return sent.ok() ? Status::Ok() : sent.status().WithContext(what);
+}
+
+Status FramedConnection::RecvBytes(char* data, size_t len, Deadline deadline, const std::string& what) {
+  if (!tls_) return RecvAllDeadline(fd_.get(), data, len, deadline, cancel_, what);
+  const size_t want = len;
+  while (len > 0) {
+    if (cancel_ != nullptr && cancel_->load()) return CancelledError(what + ": cancelled while receiving");
+    int ms = MsLeft(deadline);
+    if (ms <= 0) return DeadlineExceededError(what + ": timed out while receiving (peer stalled or gone?)");
+    // Short slices, so a cancel is seen while the peer is quiet.
+    auto got = tls_->Read(data, len, std::min(ms, 200));
+    if (!got.ok()) {
+      if (got.status().code() == StatusCode::kDeadlineExceeded) continue;
+      return got.status().WithContext(what);
+    }
+    if (*got == 0) {
+      return UnavailableError(want == len ? fmt::format("{}: connection closed by the peer", what)
+                                          : fmt::format("{}: connection closed by the peer after {} of {} bytes "
+                                                        "(truncated message)", what, want - len, want));
+    }
+    data += *got;
+    len -= *got;
+  }
+  return Status::Ok();
+}
+
 Status FramedConnection::Send(const nlohmann::json& message, std::string_view phase,
                               std::chrono::milliseconds timeout) {
-  std::string frame = EncodeFrame(message);
-  return SendAllDeadline(fd_.get(), frame.data(), frame.size(), DeadlineAfter(timeout), cancel_,
-                         fmt::format("{} during {}", peer_, phase));
+  return SendBytes(EncodeFrame(message), DeadlineAfter(timeout), cancel_, fmt::format("{} during {}", peer_, phase));
 }
 
 Result<nlohmann::json> FramedConnection::Receive(std::string_view phase, std::chrono::milliseconds timeout,
@@ -85,12 +134,12 @@ Result<nlohmann::json> FramedConnection::Receive(std::string_view phase, std::ch
   std::string what = fmt::format("{} during {}", peer_, phase);
   Deadline deadline = DeadlineAfter(timeout);
   char header[kFrameHeader];
-  RETURN_IF_ERROR(RecvAllDeadline(fd_.get(), header, sizeof header, deadline, cancel_, what));
+  RETURN_IF_ERROR(RecvBytes(header, sizeof header, deadline, what));
   auto len = DecodeFrameHeader(std::string_view(header, sizeof header), max_payload);
   if (!len.ok()) return len.status().WithContext(what);
   std::string frame(header, sizeof header);
   frame.resize(kFrameHeader + *len);
-  RETURN_IF_ERROR(RecvAllDeadline(fd_.get(), frame.data() + kFrameHeader, *len, deadline, cancel_, what));
+  RETURN_IF_ERROR(RecvBytes(frame.data() + kFrameHeader, *len, deadline, what));
   auto j = DecodeFrame(frame, max_payload);
   if (!j.ok()) return j.status().WithContext(what);
   return j;
@@ -117,9 +166,7 @@ void FramedConnection::SendError(std::string_view phase, std::string_view messag
   nlohmann::json j = {{"type", "error"}, {"phase", phase}, {"message", message}};
   // Not cancellable: a test stopped by the server (shutdown, --max-duration)
   // still tells the client why.
-  std::string frame = EncodeFrame(j);
-  (void)SendAllDeadline(fd_.get(), frame.data(), frame.size(), DeadlineAfter(std::chrono::milliseconds(1000)),
-                        nullptr, peer_);
+  (void)SendBytes(EncodeFrame(j), DeadlineAfter(std::chrono::milliseconds(1000)), nullptr, peer_);
 }
 
 Result<int> NegotiateVersion(int client_min, int client_max, int server_min, int server_max) {

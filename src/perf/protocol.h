@@ -32,6 +32,7 @@
 
 #include "base/fd.h"
 #include "base/status.h"
+#include "net/tls.h"
 #include "perf/socket.h"
 #include "perf/transport.h"
 
@@ -70,10 +71,21 @@ class FramedConnection {
   const std::string& peer() const { return peer_; }
   int fd() const { return fd_.get(); }
 
+  // From here on every message goes through TLS (net/tls.h): as the client,
+  // verifying `server_name` when not empty, or as the server.
+  Status StartTls(const net::TlsContext& ctx, bool as_server, const std::string& server_name,
+                  std::chrono::milliseconds timeout);
+  bool tls() const { return tls_ != nullptr; }
+
  private:
+  Status SendBytes(const std::string& bytes, Deadline deadline, const std::atomic<bool>* cancel,
+                   const std::string& what);
+  Status RecvBytes(char* data, size_t len, Deadline deadline, const std::string& what);
+
   UniqueFd fd_;
   std::string peer_;
   const std::atomic<bool>* cancel_;
+  std::unique_ptr<net::TlsStream> tls_;  // declared after fd_: closed before it
 };
 
 // The highest version both ranges share, or FailedPrecondition saying who must upgrade.

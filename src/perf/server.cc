@@ -1,6 +1,8 @@
 #include "perf/server.h"
 
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include "base/log.h"
 #include "base/units.h"
@@ -143,6 +145,24 @@ void Server::Handle(UniqueFd fd, Client& me) {
   me.finished = true;
 }
 
+Status Server::AcceptTls(FramedConnection& conn, std::chrono::milliseconds timeout) {
+  pollfd p{conn.fd(), POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) {
+    return DeadlineExceededError(fmt::format("{}: nothing sent within {} ms", conn.peer(), timeout.count()));
+  }
+  // A plain fabcheck client starts with a frame, not a ClientHello: tell it
+  // what to do instead of failing a handshake it cannot explain.
+  unsigned char head[1] = {};
+  if (::recv(conn.fd(), head, sizeof head, MSG_PEEK | MSG_DONTWAIT) == 1 && head[0] == (kFrameMagic >> 24)) {
+    ++refused_;
+    conn.SendError("handshake",
+                   "this perf server requires TLS: give the client --tls-ca (and --tls-cert/--tls-key when the "
+                   "server asks for a client certificate)");
+    return FailedPreconditionError(fmt::format("refused {}: a plain connection to a TLS perf server", conn.peer()));
+  }
+  return conn.StartTls(*options_.tls, /*as_server=*/true, "", timeout);
+}
+
 Status Server::Serve(FramedConnection& conn, Client& me, const std::string& local_addr,
                      const std::string& peer_addr) {
   const ServerLimits& limits = options_.limits;
@@ -153,6 +173,7 @@ Status Server::Serve(FramedConnection& conn, Client& me, const std::string& loca
     return FailedPreconditionError(fmt::format("refused {} during {}: {}", conn.peer(), phase, reason));
   };
 
+  if (options_.tls) RETURN_IF_ERROR(AcceptTls(conn, hs));
   // Before authentication: small frames, short timeouts, nothing allocated.
   ASSIGN_OR_RETURN(nlohmann::json hello, conn.Expect("hello", "handshake", hs, kMaxPreAuthFrame));
   int cmin = model::json_fields::NumberOr(hello, "protocol_min", 0), cmax = model::json_fields::NumberOr(hello, "protocol_max", 0);

@@ -29,6 +29,9 @@ struct ServeOptions {
   ServerLimits limits;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds io_timeout{30000};
+  // The control channel over TLS (net/tls.h); a plain client is refused with
+  // a message saying so. Data streams stay plain (they carry test patterns).
+  std::shared_ptr<const net::TlsContext> tls;
 };
 
 class Server {
@@ -67,6 +70,7 @@ class Server {
   explicit Server(ServeOptions options) : options_(std::move(options)) {}
   void Handle(UniqueFd fd, Client& me);
   Status Serve(FramedConnection& conn, Client& me, const std::string& local_addr, const std::string& peer_addr);
+  Status AcceptTls(FramedConnection& conn, std::chrono::milliseconds timeout);
   void Reap(bool all);
 
   ServeOptions options_;

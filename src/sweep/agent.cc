@@ -24,6 +24,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   serve.token = config.token;
   serve.root = config.root;
   serve.limits.set_by_serve_options = false;  // the agent takes no --max-* options
+  if (config.peer_tls) serve.tls = config.tls;
   auto perf_server = perf::Server::Start(serve);
   if (!perf_server.ok()) return perf_server.status().WithContext("agent: perf server");
   a->perf_ = std::move(perf_server).value();
@@ -45,7 +46,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   options.counters = config.counters;
   options.coll = config.coll;
   options.tls = config.tls;
-  PeerTestEnv env{config.token, &a->cancel_, *config.root};
+  PeerTestEnv env{config.token, &a->cancel_, *config.root, config.peer_tls};
   options.run_test = [env](const control::PeerTestRequest& r) { return RunPeerTest(r, env); };
   // The echo needs the control port's number (same number, UDP), so with
   // port 0 the control server binds first and the echo follows.

@@ -37,6 +37,10 @@ struct AgentConfig {
   // the live node: data moves through its NICs whatever --sysroot answers); required.
   std::optional<sys::SysRoot> root;
   std::shared_ptr<const net::TlsContext> tls;        // the control API over HTTPS when set
+  // Mutual TLS among agents (--tls-ca): the perf server takes `tls` too, and
+  // the peer tests' perf client verifies the other agents with this context
+  // (the CA, and this agent's certificate to present).
+  std::shared_ptr<const net::TlsContext> peer_tls;
 };
 
 class LocalAgent {

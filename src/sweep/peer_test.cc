@@ -21,6 +21,7 @@ Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerT
   o.token = env.token;
   o.root = env.root;
   o.cancel = env.cancel;
+  o.tls = env.tls;  // chain only: the peer's rail address need not be in its certificate
   o.connect_timeout = std::chrono::milliseconds(std::min(r.timeout_ms, 5000));
   o.io_timeout = std::chrono::milliseconds(r.timeout_ms);
   o.params.transport = *kind;

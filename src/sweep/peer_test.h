@@ -6,11 +6,13 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "base/status.h"
 #include "control/api.h"
+#include "net/tls.h"
 #include "sys/sysroot.h"
 
 namespace fabcheck::sweep {
@@ -19,6 +21,7 @@ struct PeerTestEnv {
   std::optional<std::string> token;          // the perf server's shared token
   const std::atomic<bool>* cancel = nullptr;  // agent shutdown
   std::optional<sys::SysRoot> root;           // the node the client side runs on
+  std::shared_ptr<const net::TlsContext> tls;  // the peer's perf server speaks TLS (AgentConfig::peer_tls)
 };
 
 Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& request, const PeerTestEnv& env);

@@ -5,6 +5,8 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <memory>
+#include <vector>
 #include <string>
 #include <thread>
 
@@ -99,6 +101,66 @@ TEST_F(TlsCliTest, ExporterServesMetricsOverMutualTls) {
   httplib::Client anonymous("https://127.0.0.1:" + std::to_string(port));
   anonymous.set_ca_cert_path(c().Path("ca.crt").c_str());
   EXPECT_FALSE(anonymous.Get("/metrics"));
+}
+
+// The perf control channel: TLS from `perf run` to `perf serve`, a plain
+// client told what to pass, and the wrong CA refused.
+TEST_F(TlsCliTest, PerfControlChannelOverTls) {
+  const int port = FreePort();
+  BackgroundProcess server;
+  ASSERT_TRUE(server.Start({FABCHECK_BINARY, "perf", "serve", "--bind", "127.0.0.1", "--port", std::to_string(port),
+                            "--tls-cert", c().Path("server.crt"), "--tls-key", c().Path("server.key")},
+                           Log("perf-serve")));
+  const std::string run = std::string(FABCHECK_BINARY) + " perf run 127.0.0.1 --port " + std::to_string(port) +
+                          " --transport tcp --duration 200ms --connect-timeout 5 ";
+  CommandResult ok;
+  for (int i = 0; i < 50; ++i) {  // until the server listens
+    ok = RunCommand(run + "--tls-ca " + c().Path("ca.crt") + " --json 2>&1");
+    if (ok.exit_code == 0 || ok.output.find("refused") == std::string::npos) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("\"schema\": \"fabcheck.perf/v1\""), std::string::npos) << ok.output;
+
+  CommandResult plain = RunCommand(run + "2>&1");
+  EXPECT_NE(plain.exit_code, 0);
+  EXPECT_NE(plain.output.find("this perf server requires TLS: give the client --tls-ca"), std::string::npos)
+      << plain.output;
+
+  CommandResult wrong = RunCommand(run + "--tls-ca " + c().Path("other-ca.crt") + " 2>&1");
+  EXPECT_NE(wrong.exit_code, 0);
+  EXPECT_NE(wrong.output.find("certificate"), std::string::npos) << wrong.output;
+}
+
+// Mutual TLS among agents: the sweep's coordinator and both agents present
+// certificates of one CA, and the agents' peer tests run their perf channel
+// over TLS too (each agent's perf server refuses a plain or anonymous peer).
+TEST_F(TlsCliTest, SweepBetweenMutualTlsAgents) {
+  std::vector<int> ports;
+  std::vector<std::unique_ptr<BackgroundProcess>> agents;
+  for (int i = 0; i < 2; ++i) {
+    const int port = FreePort();
+    ports.push_back(port);
+    agents.push_back(std::make_unique<BackgroundProcess>());
+    ASSERT_TRUE(agents.back()->Start(
+        {FABCHECK_BINARY, "agent", "--listen", "127.0.0.1:" + std::to_string(port), "--perf-port", "0", "--name",
+         "a" + std::to_string(i), "--tls-cert", c().Path("server.crt"), "--tls-key", c().Path("server.key"),
+         "--tls-ca", c().Path("ca.crt")},
+        Log("agent" + std::to_string(i))));
+  }
+  for (int port : ports) ASSERT_TRUE(WaitHttps(port, "/v1/health", c(), /*mutual=*/true));
+  const std::string sweep = std::string(FABCHECK_BINARY) + " sweep --agents 127.0.0.1:" + std::to_string(ports[0]) +
+                            ",127.0.0.1:" + std::to_string(ports[1]) +
+                            " --duration 200ms --lat-duration 100ms --no-mtu --json --tls-ca " + c().Path("ca.crt") +
+                            " ";
+  CommandResult result = RunCommand(sweep + "--tls-cert " + c().Path("client.crt") + " --tls-key " +
+                                    c().Path("client.key") + " 2>" + Log("sweep-stderr"));
+  EXPECT_EQ(result.exit_code, 0) << result.output << RunCommand("cat " + Log("sweep-stderr")).output;
+  EXPECT_NE(result.output.find("\"bw_gbps\""), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("requires TLS"), std::string::npos) << result.output;
+  // Without a client certificate the agents refuse the coordinator in the handshake.
+  CommandResult anonymous = RunCommand(sweep + "2>&1");
+  EXPECT_NE(anonymous.exit_code, 0) << anonymous.output;
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ Certs::Certs() {
       "  -days 2 -subj /CN=fabcheck-test-ca 2>/dev/null\n"
       "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout other-ca.key -out other-ca.crt "
       "  -days 2 -subj /CN=untrusted-ca 2>/dev/null\n"
-      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth\\n' > server.ext\n"
+      "printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\nextendedKeyUsage=serverAuth,clientAuth\\n' > server.ext\n"
       "openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server.key -out server.csr "
       "  -subj /CN=agent 2>/dev/null\n"
       "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 "

@@ -64,6 +64,16 @@ int RunAgent(const AgentOptions& o) {
       return kExitUsage;
     }
     config.tls = *tls;
+    if (!o.tls.ca.empty()) {
+      // Mutual TLS: the perf channel between agents is TLS too, each agent
+      // presenting its own certificate to the others.
+      auto peer = net::TlsContext::ForClient(o.tls);
+      if (!peer.ok()) {
+        std::cerr << "fabcheck agent: " << peer.status().message() << "\n";
+        return kExitUsage;
+      }
+      config.peer_tls = *peer;
+    }
   }
   for (const auto& iface : o.data_ifaces) {
     auto rail = control::RailFromInterface(iface);

@@ -26,6 +26,7 @@ struct RunArgs {
   std::string transport = "tcp", test = "bw", op, size, sizes, duration, mem = "host", numa = "auto";
   std::string server_mem = "host", server_numa = "auto", gid_index = "auto", server_gid_index = "auto";
   std::string device, server_device, token_file;
+  net::TlsFiles tls;
   uint64_t iters = 0, warmup = 16;
   int streams = 1, tx_depth = 128, cq_mod = 100, inline_size = 0, mtu = 0, ib_port = 0, server_ib_port = 0;
   int tclass = -1, sl = -1;
@@ -35,6 +36,7 @@ struct RunArgs {
 
 struct ServeArgs {
   std::string bind, token_file, max_mem = "1G", max_total_mem = "4G";
+  net::TlsFiles tls;
   int port = perf::kDefaultPort, max_clients = 4, max_streams = 64;
   double max_duration = 600, timeout = 30;
 };
@@ -136,6 +138,12 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
     }
     o.token = *token;
   }
+  if (a.tls.enabled()) {
+    auto tls = net::TlsContext::ForClient(a.tls);
+    if (!tls.ok()) return Usage(tls.status().message());
+    o.tls = *tls;
+    o.tls_server_name = o.host;  // the certificate must name the host dialled
+  }
   o.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.connect_timeout * 1000));
   o.io_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout * 1000));
 
@@ -184,6 +192,11 @@ int RunServeCommand(const ServeArgs& a) {
     }
     o.token = *token;
   }
+  if (a.tls.enabled()) {
+    auto tls = net::TlsContext::ForServer(a.tls);
+    if (!tls.ok()) return Usage(tls.status().message());
+    o.tls = *tls;
+  }
   auto server = perf::Server::Start(o);
   if (!server.ok()) {
     std::cerr << "fabcheck perf serve: " << server.status().message() << "\n";
@@ -212,6 +225,7 @@ app::RunFn Setup(CLI::App& root) {
   st.Text("--bind", sa->bind, "Address to listen on (default: all)", "address");
   st.Port("--port", sa->port, "Control port", /*zero_means_any=*/true);
   st.Path("--token-file", sa->token_file, "Require clients to prove this shared token (HMAC; mode 600)");
+  st.Tls(sa->tls, /*server=*/true);
   st.Integer("--max-clients", sa->max_clients, "Tests running at once", 1, 4096);
   st.Text("--max-mem", sa->max_mem, "Buffer memory one test may use here", "size (K/M/G)");
   st.Text("--max-total-mem", sa->max_total_mem, "Buffer memory of all tests together", "size (K/M/G)");
@@ -257,6 +271,7 @@ app::RunFn Setup(CLI::App& root) {
   rt.Flag("--cm", ra->cm, "verbs: connect through rdma_cm");
   rt.Flag("--validate", ra->validate, "Fill buffers with a pattern; receivers verify every message");
   rt.Path("--token-file", ra->token_file, "The server's shared token (when it requires one)");
+  rt.Tls(ra->tls, /*server=*/false);
   rt.Seconds("--connect-timeout", ra->connect_timeout, "Seconds to connect");
   rt.Seconds("--timeout", ra->timeout, "Seconds any wait may block before the test fails");
   rt.Flag("--mibps", ra->mibps, "Bandwidth in MiB/s in the table (JSON has both)");
