@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs the Debian packages, builds from scratch and runs
 # every test (unit, netns end-to-end as root, the soft-RoCE lab when possible),
-# then runs every fuzz target briefly (scripts/fuzz.sh).
+# then the threaded suites under TSan (scripts/sanitize.sh) and every fuzz
+# target briefly (scripts/fuzz.sh).
 # Tests that need root, hardware or qemu skip with a printed reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,12 @@ fi
 cd "$BUILD_DIR"
 ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@"
 cd ..
+# The sanitizer stage (scripts/sanitize.sh; FABCHECK_SANITIZERS=0 skips it):
+# the threaded suites (HTTP service, agent server, sweep coordinator,
+# rendezvous, exporter) under TSan. A data race fails the run.
+if [ "${FABCHECK_SANITIZERS:-1}" != 0 ]; then
+  SANITIZE_DIR="$BUILD_DIR/tsan" ./scripts/sanitize.sh tsan
+fi
 # The fuzz stage: each libFuzzer target of fuzz/ for a few seconds on every
 # change (clang build included; FABCHECK_FUZZ=0 skips it, bench/fuzz.sh is the
 # long run).
