@@ -195,6 +195,16 @@ CLI::Option* Tunables::List(const std::string& name, std::vector<std::string>& v
   return Record(cmd_->add_option(name, values, doc), type + ", repeatable", env, doc);
 }
 
+Status CheckAgentsTls(const net::TlsFiles& files, bool agents_listed) {
+  if (!files.enabled()) return Status::Ok();
+  if (!agents_listed) {
+    return InvalidArgumentError(
+        "--tls-* talks to agents that serve HTTPS: give --agents or --agents-file (in an SPMD launch the ranks' own "
+        "agents serve plain HTTP inside the job)");
+  }
+  return net::TlsContext::ForClient(files).status();
+}
+
 CLI::Option* Tunables::Text(const std::string& name, std::string& value, const std::string& doc,
                             const std::string& type, const std::string& env) {
   auto* o = cmd_->add_option(name, value, doc);

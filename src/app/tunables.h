@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "net/tls.h"
 
 namespace fabcheck::app {
@@ -74,5 +75,9 @@ class Tunables {
   CLI::App* cmd_;
   std::string command_;
 };
+
+// A coordinator's client TLS (ladder, sweep): files that load, and agents
+// given by list (an SPMD launch's own agents serve plain HTTP).
+Status CheckAgentsTls(const net::TlsFiles& files, bool agents_listed);
 
 }  // namespace fabcheck::app

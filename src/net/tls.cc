@@ -192,13 +192,22 @@ Result<std::shared_ptr<TlsContext>> Finish(SSL_CTX* ctx, std::shared_ptr<TlsCont
 
 Result<std::unique_ptr<TlsStream>> TlsStream::Connect(const TlsContext& ctx, int fd, const std::string& server_name,
                                                       int timeout_ms) {
+  return Handshake(ctx, fd, /*client=*/true, server_name, timeout_ms);
+}
+
+Result<std::unique_ptr<TlsStream>> TlsStream::Accept(const TlsContext& ctx, int fd, int timeout_ms) {
+  return Handshake(ctx, fd, /*client=*/false, "", timeout_ms);
+}
+
+Result<std::unique_ptr<TlsStream>> TlsStream::Handshake(const TlsContext& ctx, int fd, bool client,
+                                                        const std::string& server_name, int timeout_ms) {
   std::unique_ptr<TlsStream> s(new TlsStream());
   ERR_clear_error();
   s->ssl_ = SSL_new(ctx.get());
   s->fd_ = fd;
   RETURN_IF_ERROR(MakeNonBlocking(fd));
   if (!s->ssl_ || SSL_set_fd(s->ssl_, fd) != 1) return InternalError("TLS: " + TlsErrorText("SSL_new failed"));
-  if (!server_name.empty()) {
+  if (client && !server_name.empty()) {
     SSL_set_tlsext_host_name(s->ssl_, server_name.c_str());
     // The certificate must name the host (DNS name or IP address) we dialled.
     X509_VERIFY_PARAM* param = SSL_get0_param(s->ssl_);
@@ -207,41 +216,21 @@ Result<std::unique_ptr<TlsStream>> TlsStream::Connect(const TlsContext& ctx, int
       X509_VERIFY_PARAM_set1_host(param, server_name.c_str(), 0);
     }
   }
+  const std::string peer = client ? " with " + server_name : "";
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
-    int rc = SSL_connect(s->ssl_);
+    int rc = client ? SSL_connect(s->ssl_) : SSL_accept(s->ssl_);
     if (rc == 1) return s;
     int err = SSL_get_error(s->ssl_, rc);
     if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) && WaitFor(fd, err, deadline)) continue;
     if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-      return DeadlineExceededError(fmt::format("TLS handshake with {} did not finish within {} ms", server_name,
-                                               timeout_ms));
+      return DeadlineExceededError(fmt::format("TLS handshake{} did not finish within {} ms", peer, timeout_ms));
     }
-    long verify = SSL_get_verify_result(s->ssl_);
+    long verify = client ? SSL_get_verify_result(s->ssl_) : X509_V_OK;
     std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify)
-                                          : TlsErrorText("the server closed the connection (does it speak TLS?)");
-    return UnavailableError(fmt::format("TLS handshake with {} failed: {}", server_name, why));
-  }
-}
-
-Result<std::unique_ptr<TlsStream>> TlsStream::Accept(const TlsContext& ctx, int fd, int timeout_ms) {
-  std::unique_ptr<TlsStream> s(new TlsStream());
-  ERR_clear_error();
-  s->ssl_ = SSL_new(ctx.get());
-  s->fd_ = fd;
-  RETURN_IF_ERROR(MakeNonBlocking(fd));
-  if (!s->ssl_ || SSL_set_fd(s->ssl_, fd) != 1) return InternalError("TLS: " + TlsErrorText("SSL_new failed"));
-  auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  while (true) {
-    int rc = SSL_accept(s->ssl_);
-    if (rc == 1) return s;
-    int err = SSL_get_error(s->ssl_, rc);
-    if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) && WaitFor(fd, err, deadline)) continue;
-    if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-      return DeadlineExceededError(fmt::format("TLS handshake did not finish within {} ms", timeout_ms));
-    }
-    return UnavailableError("TLS handshake failed: " +
-                            TlsErrorText("the client closed the connection (does it speak TLS?)"));
+                      : client ? TlsErrorText("the server closed the connection (does it speak TLS?)")
+                               : TlsErrorText("the client closed the connection (does it speak TLS?)");
+    return UnavailableError(fmt::format("TLS handshake{} failed: {}", peer, why));
   }
 }
 

@@ -82,6 +82,8 @@ class TlsStream {
 
  private:
   TlsStream() = default;
+  static Result<std::unique_ptr<TlsStream>> Handshake(const TlsContext& ctx, int fd, bool client,
+                                                      const std::string& server_name, int timeout_ms);
   ssl_st* ssl_ = nullptr;
   int fd_ = -1;
 };

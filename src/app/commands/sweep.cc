@@ -134,11 +134,8 @@ int RunSweepCommand(const Options& o) {
     token = *t;
   }
   if (o.tls.enabled()) {
-    if (o.agents.empty() && o.agents_file.empty()) {
-      return Usage("--tls-* talks to agents that serve HTTPS: give --agents or --agents-file (in an SPMD launch "
-                   "the ranks' own agents serve plain HTTP inside the job)");
-    }
-    if (auto checked = net::TlsContext::ForClient(o.tls); !checked.ok()) return Usage(checked.status().message());
+    Status checked = app::CheckAgentsTls(o.tls, !o.agents.empty() || !o.agents_file.empty());
+    if (!checked.ok()) return Usage(checked.message());
   }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
