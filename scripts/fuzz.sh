@@ -145,5 +145,10 @@ for t in "${targets[@]}"; do
     grep -m1 -A12 'ERROR: \|runtime error' "$log" | sed 's/^/  /' || true
   fi
 done
-[ ${#unbuilt[@]} -gt 0 ] && echo "fuzz: NOT RUN (did not build): ${unbuilt[*]}"
+# A target that stopped building while the others build is a regression in
+# the code under test (its sources changed under it): fail the stage.
+if [ ${#unbuilt[@]} -gt 0 ]; then
+  echo "fuzz: FAILED: did not build: ${unbuilt[*]} (see $fuzz_dir/build.log)"
+  failed=1
+fi
 exit $failed
