@@ -208,13 +208,17 @@ TEST(HostFindingsTest, ExportedOnTheirScheduleAndKeptWhenARunFails) {
   const Sample* fails = first.FindSample("fabcheck_host_findings", {{"severity", "fail"}});
   ASSERT_NE(fails, nullptr);
   EXPECT_EQ(fails->value, 0);
-  EXPECT_EQ(first.FindSample("fabcheck_exporter_host_checks_up", {})->value, 1);
+  const Sample* up = first.FindSample("fabcheck_exporter_host_checks_up", {});
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->value, 1);
 
   fail = true;
   MetricSet second = service.Collect();
   EXPECT_EQ(runs, 2);
   EXPECT_NE(second.FindSample("fabcheck_host_finding", {{"check", "irq.affinity"}}), nullptr);
-  EXPECT_EQ(second.FindSample("fabcheck_exporter_host_checks_up", {})->value, 0);
+  const Sample* down = second.FindSample("fabcheck_exporter_host_checks_up", {});
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->value, 0);
   fs::remove_all(dir);
 }
 
