@@ -89,7 +89,7 @@ def metric_value(text, name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", default="build", help="CMake build directory (fabcheck and write_fabric_fixture)")
+    ap.add_argument("--build", default="build", help="CMake build directory (fabcheck and make_sysroot)")
     ap.add_argument("--fabcheck", help="the fabcheck binary (default: BUILD/src/app/fabcheck)")
     ap.add_argument("--nics", type=int, default=16)
     ap.add_argument("--scrapes", type=int, default=400, help="latency samples per exporter and round")
@@ -101,11 +101,11 @@ def main():
     args = ap.parse_args()
 
     fabcheck = args.fabcheck or os.path.join(args.build, "src/app/fabcheck")
-    writer = os.path.join(args.build, "tests/telemetry/write_fabric_fixture")
+    writer = os.path.join(args.build, "tests/fixtures/make_sysroot")
     node_exporter = shutil.which("prometheus-node-exporter") or shutil.which("node_exporter")
-    for path, what in ((fabcheck, "fabcheck"), (writer, "write_fabric_fixture")):
+    for path, what in ((fabcheck, "fabcheck"), (writer, "make_sysroot")):
         if not os.access(path, os.X_OK):
-            sys.exit(f"exporter_bench: {path} missing: build the targets fabcheck and write_fabric_fixture first")
+            sys.exit(f"exporter_bench: {path} missing: build the targets fabcheck and make_sysroot first")
     if not node_exporter:
         sys.exit("exporter_bench: node_exporter missing: apt-get install prometheus-node-exporter")
 
@@ -113,7 +113,7 @@ def main():
     procs = []
     try:
         root = os.path.join(work, "root")
-        subprocess.run([writer, root, str(args.nics)], check=True)
+        subprocess.run([writer, "fabric", root, str(args.nics)], check=True)
         fc_port, ne_port = free_port(), free_port()
         fc = subprocess.Popen([fabcheck, "--log-level", "error", "exporter", "--sysroot", root, "--node-name", "bench",
                                "--listen", f"127.0.0.1:{fc_port}", "--ethtool", "off", "--kubelet-socket", "none"],

@@ -90,7 +90,8 @@ void Loader::Path(const std::string& path, int depth) {
       Bundle(path);
       return;
     }
-    if (fs::exists(fs::path(path) / "sys/class/infiniband", ec)) {
+    // A capture: the sysroot's class directory, relative to the capture's root.
+    if (fs::exists(fs::path(path) / std::string(sys::infiniband::kClassDir).substr(1), ec)) {
       Snapshot(path);
       return;
     }

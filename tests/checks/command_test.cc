@@ -39,11 +39,11 @@ Output RunFabcheck(const std::string& args, const std::string& env = "") {
 }
 
 fs::path Dir(const std::string& name) {
-  return testing::FixtureTempDir() / ("fcdoctor-cmd-" + name + "-" + std::to_string(::getpid()));
+  return fixtures::FixtureTempDir() / ("fcdoctor-cmd-" + name + "-" + std::to_string(::getpid()));
 }
 
 TEST(DoctorCommandTest, HealthyFixtureExitsZero) {
-  testing::NodeFixture node(Dir("healthy"), {});
+  fixtures::NodeFixture node(Dir("healthy"), {});
   auto o = RunFabcheck("doctor --sysroot " + node.root() + " --no-process-env");
   EXPECT_EQ(o.code, 0) << o.out;
   EXPECT_NE(o.out.find("== L1"), std::string::npos) << o.out;
@@ -51,7 +51,7 @@ TEST(DoctorCommandTest, HealthyFixtureExitsZero) {
 }
 
 TEST(DoctorCommandTest, FailureExitsTwoAndJsonCarriesTheFinding) {
-  testing::NodeFixture node(Dir("fail"), {});
+  fixtures::NodeFixture node(Dir("fail"), {});
   node.Write(node.PortDir(1) + "/state", "1: DOWN\n");
   auto o = RunFabcheck("doctor --json --sysroot " + node.root() + " --no-process-env");
   EXPECT_EQ(o.code, 2) << o.out;
@@ -69,7 +69,7 @@ TEST(DoctorCommandTest, FailureExitsTwoAndJsonCarriesTheFinding) {
 // The exporter runs the same host checks on its inventory schedule and
 // exports their findings, so a drifted node raises an alert.
 TEST(DoctorCommandTest, ExporterExportsHostFindings) {
-  testing::NodeFixture node(Dir("exporter"), {});
+  fixtures::NodeFixture node(Dir("exporter"), {});
   node.SetIrqAffinity(node.NicIrq(1, 3), "60");  // mlx5_1 (NUMA node 0) served by a node-1 CPU
   node.SetGovernor(0, 3, "powersave");
   auto o = RunFabcheck("--log-level error exporter --once --ethtool off --kubelet-socket none --node-name n1 --sysroot " +
@@ -93,7 +93,7 @@ TEST(DoctorCommandTest, ExporterExportsHostFindings) {
 }
 
 TEST(DoctorCommandTest, WarningsOnlyExitOneAndEnvFileIsChecked) {
-  testing::NodeFixture node(Dir("warn"), {});
+  fixtures::NodeFixture node(Dir("warn"), {});
   fs::path env = Dir("warn-env");
   std::ofstream(env) << "# the job's settings\nNCCL_NET_GDR_LEVEL=LOC\n";
   auto o = RunFabcheck("doctor --only NCCL --env-file " + env.string() + " --sysroot " + node.root() + " --no-process-env");
@@ -105,7 +105,7 @@ TEST(DoctorCommandTest, WarningsOnlyExitOneAndEnvFileIsChecked) {
 }
 
 TEST(DoctorCommandTest, BadInputIsAClearError) {
-  testing::NodeFixture node(Dir("bad"), {});
+  fixtures::NodeFixture node(Dir("bad"), {});
   EXPECT_EQ(RunFabcheck("doctor --only L7 --sysroot " + node.root()).code, 64);
   fs::path profile = Dir("bad-profile");
   std::ofstream(profile) << "nics:\n  rate_gbps: fast\n";

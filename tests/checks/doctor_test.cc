@@ -26,8 +26,8 @@ using sys::kAcsUpstreamForwarding;
 
 namespace fs = std::filesystem;
 using model::Severity;
-using testing::NodeFixture;
-using testing::NodeSpec;
+using fixtures::NodeFixture;
+using fixtures::NodeSpec;
 
 // Runs the checks on a fixture with a given environment and profile.
 class Doctor {
@@ -90,7 +90,7 @@ bool Fired(const std::vector<model::Finding>& findings, const std::string& id) {
 class DoctorTest : public ::testing::Test {
  protected:
   fs::path Dir(const std::string& name) {
-    return testing::FixtureTempDir() / ("fcdoctor-" + name + "-" + std::to_string(::getpid()));
+    return fixtures::FixtureTempDir() / ("fcdoctor-" + name + "-" + std::to_string(::getpid()));
   }
   std::unique_ptr<NodeFixture> Ib() { return std::make_unique<NodeFixture>(Dir("ib"), NodeSpec{}); }
   std::unique_ptr<NodeFixture> Roce() { return std::make_unique<NodeFixture>(Dir("roce"), NodeSpec{.roce = true}); }

@@ -22,8 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using model::Severity;
-using testing::NodeFixture;
-using testing::NodeSpec;
+using fixtures::NodeFixture;
+using fixtures::NodeSpec;
 
 const std::vector<std::string> kHostChecks = {"irq.affinity", "cpu.frequency", "mem.hugepages", "pcie.devctl",
                                               "cpu.pinning"};
@@ -87,7 +87,7 @@ Profile ParseOrDie(const std::string& yaml) {
 class HostChecksTest : public ::testing::Test {
  protected:
   fs::path Dir(const std::string& name) {
-    return testing::FixtureTempDir() / ("fchost-" + name + "-" + std::to_string(::getpid()));
+    return fixtures::FixtureTempDir() / ("fchost-" + name + "-" + std::to_string(::getpid()));
   }
   std::unique_ptr<NodeFixture> Ib(NodeSpec spec = {}) { return std::make_unique<NodeFixture>(Dir("ib"), spec); }
 };

@@ -40,7 +40,7 @@ uint32_t ExtHeader(uint16_t id, uint8_t version, uint16_t next) {
 TEST(AcsTest, FindsAcsAfterOtherExtendedCapabilities) {
   // A PLX/Broadcom switch downstream port as lspci shows it: AER at 0x100,
   // then ACS at 0x148 with ReqRedir+ CmpltRedir+ UpstreamFwd+ enabled.
-  std::string c = testing::NodeFixture::ConfigSpaceWithAcs(0x005f, kAcsRequestRedirect | kAcsCompletionRedirect |
+  std::string c = fixtures::NodeFixture::ConfigSpaceWithAcs(0x005f, kAcsRequestRedirect | kAcsCompletionRedirect |
                                                                        kAcsUpstreamForwarding | kAcsSourceValidation);
   auto acs = FindAcs(c);
   ASSERT_TRUE(acs.ok()) << acs.status().ToString();
@@ -53,7 +53,7 @@ TEST(AcsTest, FindsAcsAfterOtherExtendedCapabilities) {
 }
 
 TEST(AcsTest, AcsPresentButRedirectOff) {
-  std::string c = testing::NodeFixture::ConfigSpaceWithAcs(0x005f, kAcsSourceValidation);
+  std::string c = fixtures::NodeFixture::ConfigSpaceWithAcs(0x005f, kAcsSourceValidation);
   auto acs = FindAcs(c);
   ASSERT_TRUE(acs.ok() && acs->has_value());
   EXPECT_FALSE((*acs)->RedirectEnabled());
@@ -191,8 +191,8 @@ TEST(EnvTest, BadLinesNameFileAndLine) {
 }
 
 TEST(EnvTest, LayersEnvFileOverConfFile) {
-  std::filesystem::path dir = testing::FixtureTempDir() / ("fcdoctor-env-" + std::to_string(::getpid()));
-  testing::NodeFixture node(dir / "root", {.pairs = 1});
+  std::filesystem::path dir = fixtures::FixtureTempDir() / ("fcdoctor-env-" + std::to_string(::getpid()));
+  fixtures::NodeFixture node(dir / "root", {.pairs = 1});
   node.Write("etc/nccl.conf", "NCCL_IB_HCA=mlx5_9\nNCCL_DEBUG=INFO\n");
   std::string env_file = (dir / "job.env").string();
   node.Write("../job.env", "NCCL_IB_HCA=mlx5_0\n");

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../checks/node_fixture.h"
+#include "node_fixture.h"
 #include "run.h"
 
 namespace fabcheck::hostile {
@@ -52,7 +52,7 @@ void ExpectContained(const RunResult& r, double max_seconds, long max_rss_mib) {
 }
 
 TEST_F(HostileInputTest, EndlessFilesGivenAsPathsStopAtACap) {
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
   std::string yaml = Write("pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n");
   const std::vector<std::vector<std::string>> runs = {
       {"nccl-log", "/dev/zero"},
@@ -92,7 +92,7 @@ TEST_F(HostileInputTest, BinaryInputIsAClearErrorOrFinding) {
   std::string junk;
   for (int i = 0; i < 200000; ++i) junk.push_back(static_cast<char>((i * 7919) & 0xff));
   std::string bin = Write("junk.yaml", junk);
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"nccl-log", bin},
            {"k8s", "lint", bin},
@@ -127,7 +127,7 @@ TEST_F(HostileInputTest, JsonOutputSurvivesBytesThatAreNotUtf8) {
     EXPECT_TRUE(ValidJson(lint.out)) << format << ": " << Describe(lint);
   }
 
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
   node.Write("proc/sys/kernel/hostname", "gpu-" + bad + "\n");
   node.Write(node.PortDir(0) + "/rate", "400 Gb/sec (4X " + bad + ")\n");
   for (const auto& args : std::vector<std::vector<std::string>>{
@@ -165,7 +165,7 @@ TEST_F(HostileInputTest, YamlBombsAndDeepNestingAreBounded) {
   for (int i = 0; i < 200000; ++i) many_docs += "---\n";
   std::string many_docs_path = Write("docs.yaml", many_docs);
 
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
   for (const std::string& file : {laughs, deep_seq, deep_map_path, indented_path, many_docs_path}) {
     SCOPED_TRACE(file);
     for (const auto& args : std::vector<std::vector<std::string>>{

@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "../checks/node_fixture.h"
+#include "node_fixture.h"
 #include "run.h"
 
 namespace fabcheck::hostile {
@@ -136,7 +136,7 @@ TEST_F(HostileSysrootTest, DeepAndHugeCapturesAreClearErrors) {
 }
 
 TEST_F(HostileSysrootTest, TheUnpackedCopyGoesAwayOnSigtermAndSighup) {
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
   std::string capture = (dir_ / "node.tar.gz").string();
   RunResult snap = RunFabcheck({"snapshot", "--sysroot", node.root(), "-o", capture});
   ASSERT_EQ(snap.code, 0) << Describe(snap);
@@ -164,7 +164,7 @@ TEST_F(HostileSysrootTest, TheUnpackedCopyGoesAwayOnSigtermAndSighup) {
 }
 
 TEST_F(HostileSysrootTest, LoopsFifosFoldersAndHugeFilesInPlaceOfAttributes) {
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 2});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 2});
   std::string port = node.root() + "/" + node.PortDir(0);
   // A FIFO instead of the port state, with a writer holding it open (a read would block).
   fs::remove(port + "/state");
@@ -203,7 +203,7 @@ TEST_F(HostileSysrootTest, LoopsFifosFoldersAndHugeFilesInPlaceOfAttributes) {
 }
 
 TEST_F(HostileSysrootTest, ANanPortRateIsNeverAPass) {
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 2});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 2});
   node.Write(node.PortDir(0) + "/rate", "nan Gb/sec (4X NDR)\n");
   RunResult r = RunFabcheck({"doctor", "--json", "--no-process-env", "--only", "port.rate.low", "--sysroot", node.root()});
   ExpectContained(r, 30);
@@ -252,7 +252,7 @@ bool HaveSetpriv() { return std::system("setpriv --version >/dev/null 2>&1") == 
 TEST_F(HostileSysrootTest, UnreadableInputIsCouldNotRunNeverAPass) {
   if (::geteuid() == 0 && !HaveSetpriv()) GTEST_SKIP() << "running as root without setpriv: cannot drop privileges";
   fs::permissions(dir_, fs::perms::all);  // nobody must reach the fixtures
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
   fs::permissions(dir_ / "node", fs::perms::all);
   for (auto& e : fs::recursive_directory_iterator(dir_ / "node")) {
     if (!e.is_symlink()) fs::permissions(e.path(), fs::perms::others_read | fs::perms::others_exec, fs::perm_options::add);
@@ -281,7 +281,7 @@ TEST_F(HostileSysrootTest, UnreadableInputIsCouldNotRunNeverAPass) {
 }
 
 TEST_F(HostileSysrootTest, SnapshotOntoNonRegularFilesNeverReplacesThem) {
-  checks::testing::NodeFixture node(dir_ / "node", {.pairs = 1});
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
   // A FIFO with a reader: the capture is streamed into it and the FIFO stays.
   std::string fifo = (dir_ / "out.fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

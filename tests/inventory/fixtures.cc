@@ -1,5 +1,7 @@
 #include "fixtures.h"
 
+#include "inventory_nodes.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,26 +57,13 @@ int RunCommand(const std::string& command, std::string* output) {
 }
 
 std::string FixtureDir(const std::string& name) {
-  // Generated once per version of the generator into the build tree and shared
-  // by every test process (ctest runs each test in its own process): built in
-  // a private directory, then renamed into place, so concurrent tests never
-  // see half a tree.
+  // Written once per test process into its scratch directory.
   static std::mutex mutex;
   std::lock_guard lock(mutex);
-  std::string script = std::string(FABCHECK_SOURCE_DIR) + "/tests/inventory/make_fixtures.py";
-  size_t version = std::hash<std::string>{}(ReadAll(script));
-  char tag[32];
-  std::snprintf(tag, sizeof(tag), "%016zx", version);
-  std::string dir = std::string(FABCHECK_FIXTURE_CACHE) + "/" + tag + "/" + name;
+  std::string dir = ScratchDir() + "/fixtures/" + name;
   if (fs::exists(dir)) return dir;
-  std::string staging = ScratchDir() + "/staging";
-  std::string output;
-  std::string command = std::string(FABCHECK_PYTHON) + " " + script + " " + staging + " " + name;
-  if (RunCommand(command, &output) != 0) return "cannot generate fixture " + name + ": " + output;
-  std::error_code ec;
-  fs::create_directories(fs::path(dir).parent_path(), ec);
-  fs::rename(staging + "/" + name, dir, ec);  // fails harmlessly when another process won
-  return fs::exists(dir) ? dir : staging + "/" + name;
+  std::string error = fixtures::WriteInventoryNode(name, dir);
+  return error.empty() ? dir : "cannot generate fixture " + name + ": " + error;
 }
 
 nlohmann::json Comparable(const model::Inventory& inv) {

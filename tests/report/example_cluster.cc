@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "../checks/node_fixture.h"
+#include "node_fixture.h"
 #include "bundle/bundle.h"
 #include "checks/runner.h"
 #include "inventory/inventory.h"
@@ -22,8 +22,8 @@ namespace fabcheck::report::example {
 namespace {
 
 namespace fs = std::filesystem;
-using checks::testing::NodeFixture;
-using checks::testing::NodeSpec;
+using fixtures::NodeFixture;
+using fixtures::NodeSpec;
 using model::RungVerdict;
 
 constexpr const char* kNodeType = "8xH100 8xCX7-400G RoCE";
@@ -74,7 +74,7 @@ void Scrub(std::string& text, const std::string& dir) {
 enum class Fault { kNone, kPcieDowngrade, kMtu4200 };
 
 Result<Node> MakeNode(Fault fault) {
-  fs::path dir = checks::testing::FixtureTempDir() /
+  fs::path dir = fixtures::FixtureTempDir() /
                  fmt::format("fabcheck-example-node-{}-{}", static_cast<int>(fault), ::getpid());
   NodeSpec spec;
   spec.roce = true;

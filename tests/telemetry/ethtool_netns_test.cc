@@ -122,10 +122,10 @@ TEST_F(EthtoolNetnsTest, ExporterReadsEthtoolLiveInItsNamespace) {
   // exporter run inside the namespace with --ethtool live reads the first
   // without error and reports the second as an ethtool read error.
   dir_ = fs::temp_directory_path() / ("fcexp-ethtool-" + std::to_string(::getpid()));
-  testing::FabricSpec spec = testing::GpuNode(2, /*roce=*/true);
+  fixtures::FabricSpec spec = fixtures::GpuNode(2, /*roce=*/true);
   spec.nics[0].netdev = "fcexp0";
   spec.nics[1].netdev = "fcexp-gone";
-  testing::WriteFabric(dir_.string(), spec);
+  fixtures::WriteFabric(dir_.string(), spec);
   CommandResult r = RunCommand(ip_ + " netns exec " + netns_ + " " + FABCHECK_BINARY +
                                " --log-level error exporter --once --ethtool live --node-name n --sysroot '" +
                                dir_.string() + "' 2>/dev/null");

@@ -25,6 +25,10 @@ namespace fabcheck::telemetry::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using fixtures::FabricSpec;
+using fixtures::GpuNode;
+using fixtures::NicSpec;
+using fixtures::WriteFabric;
 
 std::string ReadAll(const fs::path& path) {
   std::ifstream in(path);

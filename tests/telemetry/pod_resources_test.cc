@@ -139,7 +139,7 @@ class PodResourcesTest : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("fcexp-pods-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
-    testing::WriteFabric((dir_ / "root").string(), testing::GpuNode(3));
+    fixtures::WriteFabric((dir_ / "root").string(), fixtures::GpuNode(3));
     socket_ = (dir_ / "kubelet.sock").string();
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix://" + socket_, grpc::InsecureServerCredentials());
@@ -226,8 +226,8 @@ TEST_F(PodResourcesTest, ExporterPutsPodLabelsOnOwnedPorts) {
 //   vf3 00.5  no netdev (in some namespace) + mlx5_4, held by nobody: unreclaimed
 //   vf4 00.6  vfio-pci (DPDK): no netdev by design, not in the pool
 // and mlx5_1's PF (0000:24:00.0) SR-IOV capable with no VF enabled.
-testing::FabricSpec SriovNode() {
-  testing::FabricSpec spec = testing::GpuNode(2, /*roce=*/true);
+fixtures::FabricSpec SriovNode() {
+  fixtures::FabricSpec spec = fixtures::GpuNode(2, /*roce=*/true);
   spec.nics[0].sriov_total_vfs = 8;
   spec.nics[0].vfs = {{true, true, "mlx5_core"},
                       {true, true, "mlx5_core"},
@@ -242,7 +242,7 @@ class ResourceHealthTest : public PodResourcesTest {
  protected:
   void SetUp() override {
     PodResourcesTest::SetUp();
-    testing::WriteFabric((dir_ / "sriov").string(), SriovNode());
+    fixtures::WriteFabric((dir_ / "sriov").string(), SriovNode());
     const std::string vf = "nvidia.com/sriov_rdma_vf";
     kubelet_.holdings = {{"ml", "trainer-0", "main", vf, {"0000:18:00.2"}},
                          {"ml", "trainer-0", "main", "nvidia.com/gpu", {"GPU-1"}},

@@ -71,7 +71,7 @@ class ServingTest : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("fabcheck-serving-" + std::to_string(::getpid()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    testing::WriteFabric(dir_.string(), testing::GpuNode(4));
+    fixtures::WriteFabric(dir_.string(), fixtures::GpuNode(4));
     auto root = sys::SysRoot::Open(dir_.string());
     ASSERT_TRUE(root.ok()) << root.status().ToString();
     ExporterOptions options;
@@ -172,7 +172,7 @@ TEST_F(ServingTest, IdleSocketsAndHugeHeadersDoNotStopScrapes) {
 // that fails keeps the last good findings and says so in _up.
 TEST(HostFindingsTest, ExportedOnTheirScheduleAndKeptWhenARunFails) {
   fs::path dir = fs::temp_directory_path() / ("fabcheck-hostfind-" + std::to_string(::getpid()));
-  testing::WriteFabric(dir.string(), testing::GpuNode(1));
+  fixtures::WriteFabric(dir.string(), fixtures::GpuNode(1));
   auto root = sys::SysRoot::Open(dir.string());
   ASSERT_TRUE(root.ok()) << root.status().ToString();
   int runs = 0;
@@ -224,7 +224,7 @@ TEST(HostFindingsTest, ExportedOnTheirScheduleAndKeptWhenARunFails) {
 
 TEST(HostFindingsTest, NotRunBeforeTheirInterval) {
   fs::path dir = fs::temp_directory_path() / ("fabcheck-hostsched-" + std::to_string(::getpid()));
-  testing::WriteFabric(dir.string(), testing::GpuNode(1));
+  fixtures::WriteFabric(dir.string(), fixtures::GpuNode(1));
   auto root = sys::SysRoot::Open(dir.string());
   ASSERT_TRUE(root.ok());
   int runs = 0;

@@ -21,8 +21,8 @@ namespace fabcheck::telemetry {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::FabricSpec;
-using testing::GpuNode;
+using fixtures::FabricSpec;
+using fixtures::GpuNode;
 
 class FabricTest : public ::testing::Test {
  protected:
@@ -33,7 +33,7 @@ class FabricTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   sys::SysRoot Write(const FabricSpec& spec) {
-    testing::WriteFabric(dir_.string(), spec);
+    fixtures::WriteFabric(dir_.string(), spec);
     auto root = sys::SysRoot::Open(dir_.string());
     EXPECT_TRUE(root.ok()) << root.status().ToString();
     return *root;
@@ -96,13 +96,13 @@ TEST_F(FabricTest, ReadsStateRateAndScaledCounters) {
   EXPECT_EQ(r.speed_name, "NDR");
   EXPECT_TRUE(r.extended_width);
   EXPECT_EQ(r.lifespan_ms, 10u);
-  ASSERT_EQ(r.counters.size(), testing::PmaCounterFiles(spec.nics[1]).size());
+  ASSERT_EQ(r.counters.size(), fixtures::PmaCounterFiles(spec.nics[1]).size());
   for (const CounterValue& c : r.counters) {
-    uint64_t raw = testing::CounterValue(spec.nics[1], c.file);
+    uint64_t raw = fixtures::CounterValue(spec.nics[1], c.file);
     EXPECT_EQ(c.value, c.file == "port_xmit_data" || c.file == "port_rcv_data" ? raw * 4 : raw) << c.file;
     EXPECT_FALSE(c.saturated) << c.file;
   }
-  EXPECT_EQ(r.hw_counters.size(), testing::HwCounterFiles(spec.nics[1]).size());
+  EXPECT_EQ(r.hw_counters.size(), fixtures::HwCounterFiles(spec.nics[1]).size());
 }
 
 TEST_F(FabricTest, LegacyCountersSaturateAndNoPmaIsSkipped) {
@@ -122,7 +122,7 @@ TEST_F(FabricTest, LegacyCountersSaturateAndNoPmaIsSkipped) {
   EXPECT_EQ(saturated, 4);  // xmit/rcv data and packets
   PortReading no_pma = ReadPort(root, "mlx5_1", 1);
   EXPECT_TRUE(no_pma.counters.empty());
-  EXPECT_EQ(no_pma.skipped_no_pma, static_cast<int>(testing::PmaCounterFiles(spec.nics[1]).size()));
+  EXPECT_EQ(no_pma.skipped_no_pma, static_cast<int>(fixtures::PmaCounterFiles(spec.nics[1]).size()));
   EXPECT_TRUE(no_pma.errors.empty());
 }
 
@@ -135,9 +135,9 @@ TEST_F(FabricTest, OldKernelCountersExtAreExportedAs64BitFamilies) {
 
   PortReading r = ReadPort(root, "mlx5_0", 1);
   EXPECT_TRUE(r.errors.empty());
-  ASSERT_EQ(r.counters_ext.size(), testing::CountersExtFiles(spec.nics[0]).size());
+  ASSERT_EQ(r.counters_ext.size(), fixtures::CountersExtFiles(spec.nics[0]).size());
   for (const CounterValue& c : r.counters_ext) {
-    uint64_t raw = testing::CounterValue(spec.nics[0], c.file);
+    uint64_t raw = fixtures::CounterValue(spec.nics[0], c.file);
     bool data = c.file == "port_xmit_data_64" || c.file == "port_rcv_data_64";
     EXPECT_EQ(c.value, data ? raw * 4 : raw) << c.file;  // octets / 4, as counters/port_*_data
   }
@@ -155,12 +155,12 @@ TEST_F(FabricTest, OldKernelCountersExtAreExportedAs64BitFamilies) {
     EXPECT_NE(data->help.find("counters_ext/port_rcv_data_64"), std::string::npos);
     ASSERT_EQ(data->samples.size(), 1u);  // mlx5_1 has no counters_ext/
     EXPECT_EQ(data->samples[0].value,
-              static_cast<double>(testing::CounterValue(spec.nics[0], "port_rcv_data_64") * 4));
+              static_cast<double>(fixtures::CounterValue(spec.nics[0], "port_rcv_data_64") * 4));
     const Sample* unicast = metrics.FindSample("fabcheck_rdma_port_ext_unicast_xmit_packets_total",
                                                {{"node", "old"}, {"device", "mlx5_0"}, {"port", "1"}});
     ASSERT_NE(unicast, nullptr);
     EXPECT_EQ(unicast->value,
-              static_cast<double>(testing::CounterValue(spec.nics[0], "port_unicast_xmit_packets")));
+              static_cast<double>(fixtures::CounterValue(spec.nics[0], "port_unicast_xmit_packets")));
     for (const char* name :
          {"fabcheck_rdma_port_ext_xmit_data_bytes_total", "fabcheck_rdma_port_ext_xmit_packets_total",
           "fabcheck_rdma_port_ext_rcv_packets_total", "fabcheck_rdma_port_ext_unicast_rcv_packets_total",
@@ -181,7 +181,7 @@ TEST_F(FabricTest, OldKernelCountersExtAreExportedAs64BitFamilies) {
   ASSERT_EQ(bad.errors.size(), 1u);
   EXPECT_EQ(bad.errors[0].source, "counters_ext");
   EXPECT_EQ(bad.errors[0].reason, "garbage");
-  EXPECT_EQ(bad.counters_ext.size(), testing::CountersExtFiles(spec.nics[0]).size() - 1);
+  EXPECT_EQ(bad.counters_ext.size(), fixtures::CountersExtFiles(spec.nics[0]).size() - 1);
 }
 
 TEST_F(FabricTest, GarbageCounterIsAnErrorAndTheOthersSurvive) {
@@ -193,12 +193,12 @@ TEST_F(FabricTest, GarbageCounterIsAnErrorAndTheOthersSurvive) {
   EXPECT_EQ(r.errors[0].reason, "garbage");
   EXPECT_EQ(r.errors[0].source, "counters");
   EXPECT_NE(r.errors[0].message.find("symbol_error"), std::string::npos);
-  EXPECT_EQ(r.counters.size(), testing::PmaCounterFiles(spec.nics[0]).size() - 1);
+  EXPECT_EQ(r.counters.size(), fixtures::PmaCounterFiles(spec.nics[0]).size() - 1);
 }
 
 TEST_F(FabricTest, RxeHasNoCountersDirectory) {
   FabricSpec spec;
-  testing::NicSpec rxe;
+  fixtures::NicSpec rxe;
   rxe.device = "rxe0";
   rxe.rxe = true;
   rxe.link_layer = "Ethernet";
@@ -209,7 +209,7 @@ TEST_F(FabricTest, RxeHasNoCountersDirectory) {
   PortReading r = ReadPort(root, "rxe0", 1);
   EXPECT_FALSE(r.has_counters_dir);
   EXPECT_TRUE(r.errors.empty());
-  EXPECT_EQ(r.hw_counters.size(), testing::HwCounterFiles(rxe).size());
+  EXPECT_EQ(r.hw_counters.size(), fixtures::HwCounterFiles(rxe).size());
 }
 
 TopologyLabels LabelsFor(const FabricSpec& spec) {
@@ -238,10 +238,10 @@ TEST_F(FabricTest, CollectorExportsEveryCounterWithLabels) {
   const Labels port = {{"node", "node-a"}, {"device", "mlx5_1"}, {"port", "1"}, {"netdev", "ens2f0np0"}};
   const Sample* data = metrics.FindSample("fabcheck_rdma_port_rcv_data_bytes_total", port);
   ASSERT_NE(data, nullptr);
-  EXPECT_DOUBLE_EQ(data->value, 4.0 * static_cast<double>(testing::CounterValue(spec.nics[1], "port_rcv_data")));
+  EXPECT_DOUBLE_EQ(data->value, 4.0 * static_cast<double>(fixtures::CounterValue(spec.nics[1], "port_rcv_data")));
   const Sample* cnp = metrics.FindSample("fabcheck_rdma_hw_rp_cnp_ignored_total", port);
   ASSERT_NE(cnp, nullptr);
-  EXPECT_DOUBLE_EQ(cnp->value, static_cast<double>(testing::CounterValue(spec.nics[1], "rp_cnp_ignored")));
+  EXPECT_DOUBLE_EQ(cnp->value, static_cast<double>(fixtures::CounterValue(spec.nics[1], "rp_cnp_ignored")));
   EXPECT_EQ(metrics.FindSample("fabcheck_rdma_port_up", port)->value, 1);
   EXPECT_EQ(metrics.FindSample("fabcheck_netdev_mtu_bytes", port)->value, 9000);
   EXPECT_EQ(metrics.FindSample("fabcheck_netdev_carrier", port)->value, 1);
@@ -288,7 +288,7 @@ TEST_F(FabricTest, KeptHandlesSeeNewValuesGarbageAndVanishedDevices) {
   EXPECT_TRUE(collector.Collect(context, first).errors.empty());
   const Labels mlx5_0 = {{"device", "mlx5_0"}};
   EXPECT_EQ(first.FindSample("fabcheck_rdma_port_symbol_error_total", mlx5_0)->value,
-            testing::CounterValue(spec.nics[0], "symbol_error"));
+            fixtures::CounterValue(spec.nics[0], "symbol_error"));
 
   // Between scrapes a counter moves and another file turns to garbage.
   const fs::path counters = dir_ / "sys/class/infiniband/mlx5_0/ports/1/counters";
