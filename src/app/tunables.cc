@@ -8,6 +8,7 @@
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "sweep/discovery.h"
 
 namespace fabcheck::app {
 namespace {
@@ -153,8 +154,19 @@ CLI::Option* Tunables::Path(const std::string& name, std::string& value, const s
   return Record(o, dash_is_stdio ? "path, - = stdio" : "path", env, doc);
 }
 
-void Tunables::Tls(net::TlsFiles& files, bool server) {
-  if (server) {
+void Tunables::Tls(net::TlsFiles& files, TlsRole role) {
+  if (role == TlsRole::kRanks) {
+    Path("--tls-cert", files.cert,
+         "Rank 0 serves the rendezvous over TLS with this PEM certificate (it must name the --coordinator host); "
+         "the others present it for mutual TLS (docs/tls.md)",
+         false, "FABCHECK_TLS_CERT");
+    Path("--tls-key", files.key, "The PEM private key of --tls-cert (mode 0600)", false, "FABCHECK_TLS_KEY");
+    Path("--tls-ca", files.ca,
+         "Verify rank 0's certificate against this PEM CA bundle; rank 0 accepts only ranks it signed", false,
+         "FABCHECK_TLS_CA");
+    return;
+  }
+  if (role == TlsRole::kServer) {
     Path("--tls-cert", files.cert, "Serve TLS with this PEM certificate chain (with --tls-key; docs/tls.md)",
          false, "FABCHECK_TLS_CERT");
     Path("--tls-key", files.key, "The PEM private key of --tls-cert (mode 0600)", false, "FABCHECK_TLS_KEY");
@@ -197,11 +209,7 @@ CLI::Option* Tunables::List(const std::string& name, std::vector<std::string>& v
 
 Status CheckAgentsTls(const net::TlsFiles& files, bool agents_listed) {
   if (!files.enabled()) return Status::Ok();
-  if (!agents_listed) {
-    return InvalidArgumentError(
-        "--tls-* talks to agents that serve HTTPS: give --agents or --agents-file (in an SPMD launch the ranks' own "
-        "agents serve plain HTTP inside the job)");
-  }
+  if (!agents_listed) return sweep::CheckSpmdTls(files);
   return net::TlsContext::ForClient(files).status();
 }
 

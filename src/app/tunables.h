@@ -65,9 +65,11 @@ class Tunables {
                     const std::string& type, const std::string& env = "");
   CLI::Option* Flag(const std::string& name, bool& value, const std::string& doc);
   // --tls-cert, --tls-key and --tls-ca (FABCHECK_TLS_CERT, _KEY, _CA), documented
-  // for a server (serve HTTPS; --tls-ca turns on mutual TLS) or a client
-  // (verify the server; present a certificate for mutual TLS). docs/tls.md.
-  void Tls(net::TlsFiles& files, bool server);
+  // for a server (serve HTTPS; --tls-ca turns on mutual TLS), a client (verify
+  // the server; present a certificate for mutual TLS), or the ranks of a job
+  // (rank 0 serves, the others verify it). docs/tls.md.
+  enum class TlsRole { kServer, kClient, kRanks };
+  void Tls(net::TlsFiles& files, TlsRole role);
 
  private:
   CLI::Option* Record(CLI::Option* option, const std::string& type, const std::string& env, const std::string& doc);
@@ -76,8 +78,8 @@ class Tunables {
   std::string command_;
 };
 
-// A coordinator's client TLS (ladder, sweep): files that load, and agents
-// given by list (an SPMD launch's own agents serve plain HTTP).
+// A coordinator's TLS (ladder, sweep): with agents given by list, client files
+// that load; in an SPMD launch, mutual TLS among the ranks (sweep::CheckSpmdTls).
 Status CheckAgentsTls(const net::TlsFiles& files, bool agents_listed);
 
 }  // namespace fabcheck::app

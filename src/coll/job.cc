@@ -75,6 +75,7 @@ Result<JobOutcome> RunRank(const JobOptions& o, const net::LaunchRank& me, std::
   config.world_size = me.size;
   config.timeout_seconds = o.rendezvous_timeout_s;
   config.token = token;
+  if (o.tls.enabled()) config.tls = o.tls;
   auto exchange = MakeRankExchange(spec, config);
   if (!exchange.ok()) return exchange.status().WithContext("rank " + std::to_string(me.rank));
   const std::string host = HostName();
@@ -141,7 +142,8 @@ int ExitCodeOf(const model::CollReport& report) {
 
 std::vector<std::string> RankArgv(const std::vector<std::string>& argv) {
   static const std::vector<std::string> kLauncherOnly = {"--nprocs",     "--gpus",  "--coordinator",
-                                                         "--rendezvous", "--world", "--token-file"};
+                                                         "--rendezvous", "--world", "--token-file",
+                                                         "--tls-cert",   "--tls-key", "--tls-ca"};
   std::vector<std::string> out;
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
@@ -164,6 +166,10 @@ Result<JobOutcome> RunJob(const JobOptions& o) {
   ASSIGN_OR_RETURN(net::LaunchRank me, DetectRank(o.world));
   const std::string log_dir = o.log_dir.empty() ? EnvOr(kLogDirEnv, "") : o.log_dir;
   if (me.size > 1) return RunRank(o, me, log_dir);
+  if (o.tls.enabled()) {
+    return InvalidArgumentError("--tls-* secures the rendezvous of ranks on several nodes (--coordinator); one "
+                                "process, or --nprocs on loopback, has none");
+  }
   if (o.nprocs > 1) return Launch(o, log_dir);
   std::string dir = log_dir;
   if (dir.empty()) {

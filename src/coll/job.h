@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "net/tls.h"
 #include "coll/runner.h"
 #include "fabcheck/model/coll.h"
 
@@ -22,6 +23,7 @@ struct JobOptions {
   std::string coordinator;      // --coordinator HOST[:PORT] (= tcp:HOST:PORT)
   int world = 0;                // --world, for launchers that export only the rank
   std::string token_file;       // the ranks' shared token (net/auth.h policy)
+  net::TlsFiles tls;            // the tcp rendezvous over HTTPS (RankExchangeConfig::tls)
   double rendezvous_timeout_s = 300;
   std::string log_dir;          // NCCL's INFO log ("" = a new directory)
   double launch_timeout_s = 1800;
@@ -42,8 +44,8 @@ struct JobOutcome {
 int ExitCodeOf(const model::CollReport& report);
 
 // The ranks' command line: `argv` without --nprocs, --gpus, --coordinator,
-// --rendezvous, --world and --token-file (the launcher hands its ranks a
-// loopback rendezvous and a fresh token instead).
+// --rendezvous, --world, --token-file and --tls-* (the launcher hands its ranks
+// a loopback rendezvous and a fresh token instead).
 std::vector<std::string> RankArgv(const std::vector<std::string>& argv);
 
 // Runs the job. Errors are InvalidArgument for what the user must fix in the

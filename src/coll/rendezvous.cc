@@ -115,6 +115,10 @@ class FileRankExchange : public RankExchange {
 
 Result<std::unique_ptr<RankExchange>> MakeRankExchange(const std::string& spec, const RankExchangeConfig& config) {
   if (StartsWith(spec, "file:") && spec.size() > 5) {
+    if (config.tls) {
+      return InvalidArgumentError("--tls-* secures the tcp rendezvous (--coordinator); a file: rendezvous has no "
+                                  "connection to secure");
+    }
     return std::unique_ptr<RankExchange>(new FileRankExchange(spec.substr(5), config));
   }
   for (const char* scheme : {"tcp:", "join:"}) {

@@ -18,6 +18,7 @@
 
 #include "base/status.h"
 #include "dl/nccl.h"
+#include "net/tls.h"
 
 namespace fabcheck::coll {
 
@@ -59,6 +60,10 @@ struct RankExchangeConfig {
   int world_size = 1;
   double timeout_seconds = 300;      // every wait
   std::optional<std::string> token;  // tcp: the shared token (Bearer), as sweep and agent
+  // tcp: HTTPS. Rank 0 serves with cert/key (and with ca requires the ranks'
+  // certificates of that CA); every rank verifies rank 0's certificate
+  // against ca and the rendezvous host name (docs/tls.md).
+  std::optional<net::TlsFiles> tls;
 };
 
 // Parses the --rendezvous spec (see above); InvalidArgument for other

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "fabcheck/model/json_fields.h"
+#include "net/http_client.h"
 #include "net/http_service.h"
 
 namespace fabcheck::coll {
@@ -271,7 +272,8 @@ struct RendezvousServer::Impl {
 };
 
 Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::string& bind, int port, int size,
-                                                                  std::optional<std::string> token) {
+                                                                  std::optional<std::string> token,
+                                                                  std::shared_ptr<const net::TlsContext> tls) {
   if (size < 1) return InvalidArgumentError("a rendezvous needs a world size of at least 1");
   std::unique_ptr<RendezvousServer> server(new RendezvousServer());
   server->impl_ = std::make_unique<Impl>(size);
@@ -292,6 +294,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::str
   service.limits.max_body_bytes = 64 * 1024;
   service.limits.workers = 8;
   service.limits.max_connections = 4096;
+  service.tls = std::move(tls);
   auto answer = [](httplib::Response& res, const Status& s) {
     if (s.ok()) {
       res.set_content(R"({"ok":true})", "application/json");
@@ -358,7 +361,11 @@ Result<std::unique_ptr<TcpRankExchange>> TcpRankExchange::Create(const std::stri
   r->config_ = config;
   if (serve) {
     // Every address: the others reach rank 0 by whatever name --coordinator gives.
-    ASSIGN_OR_RETURN(r->server_, RendezvousServer::Start("0.0.0.0", port, config.world_size, config.token));
+    std::shared_ptr<const net::TlsContext> tls;
+    if (config.tls) {
+      ASSIGN_OR_RETURN(tls, net::TlsContext::ForServer(*config.tls));
+    }
+    ASSIGN_OR_RETURN(r->server_, RendezvousServer::Start("0.0.0.0", port, config.world_size, config.token, tls));
     r->port_ = r->server_->port();
     r->connect_host_ = "127.0.0.1";
   }
@@ -381,7 +388,9 @@ std::string TcpRankExchange::Describe() const { return fmt::format("tcp:{}:{}", 
 Result<json> TcpRankExchange::Call(const std::string& method, const std::string& path, const json* body,
                                  std::chrono::steady_clock::time_point deadline, bool* retryable) {
   *retryable = false;
-  httplib::Client http(connect_host_, port_);
+  // Rank 0 talks to its own server on loopback, yet checks the name the others dial.
+  const net::TlsFiles* tls = config_.tls ? &*config_.tls : nullptr;
+  httplib::Client http = net::MakeHttpClient(connect_host_, port_, tls, tls ? host_ : "");
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   auto cap = [&](std::chrono::milliseconds limit) {
     return std::max(std::chrono::milliseconds(100), std::min(limit, left));
@@ -392,6 +401,9 @@ Result<json> TcpRankExchange::Call(const std::string& method, const std::string&
   if (config_.token) http.set_bearer_token_auth(*config_.token);
   auto res = method == "POST" ? http.Post(path, body->dump(), "application/json") : http.Get(path);
   const std::string where = fmt::format("the rendezvous at {}:{}", host_, port_);
+  if (!res && (res.error() == httplib::Error::SSLServerVerification || res.error() == httplib::Error::SSLConnection)) {
+    return UnavailableError(net::HttpErrorText(res.error(), where, tls, host_));  // the same on every retry
+  }
   if (!res) {
     *retryable = true;  // rank 0 may not be listening yet
     return UnavailableError(fmt::format("cannot reach {}: {}", where, httplib::to_string(res.error())));

@@ -84,7 +84,8 @@ class RendezvousServer {
  public:
   // port 0: any free port. Errors name the address and the fix.
   static Result<std::unique_ptr<RendezvousServer>> Start(const std::string& bind, int port, int size,
-                                                         std::optional<std::string> token);
+                                                         std::optional<std::string> token,
+                                                         std::shared_ptr<const net::TlsContext> tls = nullptr);
   ~RendezvousServer();
   RendezvousServer(const RendezvousServer&) = delete;
   RendezvousServer& operator=(const RendezvousServer&) = delete;

@@ -97,6 +97,9 @@ Result<PeerTestRequest> ParsePeerTestRequest(const std::string& body);
 struct HostPort {
   std::string host;
   int port = 0;
+  // With TLS: the name its certificate must carry when that is not `host`
+  // (an SPMD rank, reached by the address it joined from). "" = `host`.
+  std::string tls_name;
   std::string ToString() const;
 };
 Result<HostPort> ParseHostPort(std::string_view text, int default_port);

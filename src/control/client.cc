@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "net/http_client.h"
+
 namespace fabcheck::control {
 
 AgentClient::AgentClient(HostPort endpoint, ClientOptions options)
@@ -11,15 +13,8 @@ AgentClient::AgentClient(HostPort endpoint, ClientOptions options)
 
 Result<nlohmann::json> AgentClient::Call(const std::string& method, const std::string& path, const std::string& body,
                                          std::chrono::milliseconds read_timeout) const {
-  // IPv6 literals go in brackets in the URL httplib parses.
-  const std::string host = endpoint_.host.find(':') != std::string::npos ? "[" + endpoint_.host + "]" : endpoint_.host;
-  const bool tls = options_.tls.has_value();
-  httplib::Client http(fmt::format("{}://{}:{}", tls ? "https" : "http", host, endpoint_.port),
-                       tls ? options_.tls->cert : std::string(), tls ? options_.tls->key : std::string());
-  if (tls) {
-    if (!options_.tls->ca.empty()) http.set_ca_cert_path(options_.tls->ca.c_str());
-    http.enable_server_certificate_verification(true);
-  }
+  const net::TlsFiles* tls = options_.tls ? &*options_.tls : nullptr;
+  httplib::Client http = net::MakeHttpClient(endpoint_.host, endpoint_.port, tls, endpoint_.tls_name);
   http.set_connection_timeout(options_.connect_timeout);
   http.set_read_timeout(read_timeout);
   http.set_write_timeout(options_.connect_timeout);
@@ -28,17 +23,9 @@ Result<nlohmann::json> AgentClient::Call(const std::string& method, const std::s
   httplib::Result res = method == "POST" ? http.Post(path, body, "application/json") : http.Get(path);
   if (!res) {
     auto err = res.error();
-    if (err == httplib::Error::SSLServerVerification) {
-      return UnavailableError(fmt::format(
-          "{}: the agent's certificate does not verify against {} or does not name {} (check --tls-ca and the "
-          "certificate's subjectAltName)",
-          where, options_.tls && !options_.tls->ca.empty() ? "--tls-ca " + options_.tls->ca : "the system's CAs",
-          endpoint_.host));
-    }
-    if (err == httplib::Error::SSLConnection) {
-      return UnavailableError(fmt::format(
-          "{}: TLS handshake failed (does the agent serve HTTPS? with mutual TLS, pass --tls-cert and --tls-key)",
-          where));
+    if (err == httplib::Error::SSLServerVerification || err == httplib::Error::SSLConnection) {
+      return UnavailableError(net::HttpErrorText(err, where, tls,
+                                                 endpoint_.tls_name.empty() ? endpoint_.host : endpoint_.tls_name));
     }
     if (err == httplib::Error::Read || err == httplib::Error::ConnectionTimeout) {
       return DeadlineExceededError(fmt::format("{}: no answer ({}) within the timeout", where, httplib::to_string(err)));

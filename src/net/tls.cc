@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 
 namespace fabcheck::net {
@@ -148,7 +152,6 @@ Result<std::shared_ptr<TlsContext>> TlsContext::ForClient(const TlsFiles& files)
     RETURN_IF_ERROR(CheckReadable(files.cert, "--tls-cert"));
     RETURN_IF_ERROR(CheckReadable(files.key, "--tls-key"));
     RETURN_IF_ERROR(CheckPrivate(files.key));
-  RETURN_IF_ERROR(CheckPrivate(files.key));
   }
   if (!files.ca.empty()) RETURN_IF_ERROR(CheckReadable(files.ca, "--tls-ca"));
   ERR_clear_error();
@@ -179,6 +182,40 @@ Result<std::shared_ptr<TlsContext>> TlsContext::ForClient(const TlsFiles& files)
     out->mutual_ = true;
   }
   return Finish(ctx, std::move(out));
+}
+
+Result<std::string> CertificateName(const std::string& cert_path) {
+  RETURN_IF_ERROR(CheckReadable(cert_path, "--tls-cert"));
+  FILE* f = std::fopen(cert_path.c_str(), "r");
+  if (!f) return InvalidArgumentError(fmt::format("--tls-cert {}: {}", cert_path, std::strerror(errno)));
+  X509* cert = PEM_read_X509(f, nullptr, nullptr, nullptr);
+  std::fclose(f);
+  if (!cert) {
+    return InvalidArgumentError(fmt::format("--tls-cert {}: {} (a PEM certificate is expected)", cert_path,
+                                            TlsErrorText("unreadable")));
+  }
+  std::string dns, ip;
+  auto* names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; names && i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    if (name->type == GEN_DNS && dns.empty()) {
+      const ASN1_IA5STRING* s = name->d.dNSName;
+      dns.assign(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), ASN1_STRING_length(s));
+      // A wildcard names no one host to dial.
+      if (dns.find('*') != std::string::npos) dns.clear();
+    } else if (name->type == GEN_IPADD && ip.empty()) {
+      const ASN1_OCTET_STRING* s = name->d.iPAddress;
+      char text[64] = {};
+      int family = ASN1_STRING_length(s) == 4 ? AF_INET : ASN1_STRING_length(s) == 16 ? AF_INET6 : 0;
+      if (family && inet_ntop(family, ASN1_STRING_get0_data(s), text, sizeof(text))) ip = text;
+    }
+  }
+  GENERAL_NAMES_free(names);
+  X509_free(cert);
+  if (!dns.empty()) return dns;
+  if (!ip.empty()) return ip;
+  return InvalidArgumentError(fmt::format(
+      "--tls-cert {} lists no DNS name or IP address in subjectAltName (the others check it; docs/tls.md)", cert_path));
 }
 
 namespace {

@@ -52,6 +52,12 @@ class TlsContext {
   TlsFiles files_;
 };
 
+// The name a certificate answers to, for peers that reach its holder by an
+// address it does not list: the first DNS name of its subjectAltName that is
+// not a wildcard, else its first IP address. InvalidArgument naming the file
+// when it has neither.
+Result<std::string> CertificateName(const std::string& cert_path);
+
 // The OpenSSL error queue as one line (and cleared), e.g. "certificate
 // verify failed"; `fallback` when the queue is empty.
 std::string TlsErrorText(const std::string& fallback);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cctype>
 #include <condition_variable>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "net/http_client.h"
 #include "net/http_service.h"
 
 namespace fabcheck::sweep {
@@ -71,8 +73,22 @@ struct AgentRegistry::Impl {
   std::string state = "waiting";
 };
 
+namespace {
+
+// A certificate name as a rank may report it: a DNS name or an address.
+bool PlausibleTlsName(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != ':') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<AgentRegistry>> AgentRegistry::Start(const std::string& bind, int port, int size,
-                                                            std::optional<std::string> token) {
+                                                            std::optional<std::string> token,
+                                                            std::shared_ptr<const net::TlsContext> tls) {
   std::unique_ptr<AgentRegistry> r(new AgentRegistry());
   r->impl_ = std::make_unique<Impl>();
   Impl* impl = r->impl_.get();
@@ -85,6 +101,7 @@ Result<std::unique_ptr<AgentRegistry>> AgentRegistry::Start(const std::string& b
   service.token = std::move(token);
   service.unauthorized_message = "missing or wrong token";
   service.limits.max_body_bytes = 64 * 1024;
+  service.tls = std::move(tls);
   auto routes = [impl](httplib::Server& http) {
     http.Post("/v1/rendezvous/join", [impl](const httplib::Request& req, httplib::Response& res) {
       auto j = nlohmann::json::parse(req.body, nullptr, false);
@@ -94,18 +111,26 @@ Result<std::unique_ptr<AgentRegistry>> AgentRegistry::Start(const std::string& b
         return it != j.end() && it->is_number_integer() ? it->get<int>() : fallback;
       };
       int rank = field("rank", -1), size = field("size", -1), agent_port = field("agent_port", 0);
+      std::string tls_name;
+      bool tls_name_ok = true;
+      if (j.is_object() && j.contains("tls_name")) {
+        tls_name_ok = j["tls_name"].is_string() && PlausibleTlsName(j["tls_name"].get<std::string>());
+        if (tls_name_ok) tls_name = j["tls_name"].get<std::string>();
+      }
       std::lock_guard lock(impl->mu);
-      if (rank < 1 || rank >= impl->size || size != impl->size || agent_port <= 0 || agent_port > 65535) {
+      if (rank < 1 || rank >= impl->size || size != impl->size || agent_port <= 0 || agent_port > 65535 ||
+          !tls_name_ok) {
         res.status = 400;
         res.set_content(ToJsonText(nlohmann::json{{"error", fmt::format("bad join {}: expected rank 1..{}, size {}, "
-                                                                        "agent_port",
+                                                                        "agent_port (and a DNS name or address as "
+                                                                        "tls_name)",
                                                                         req.body.substr(0, 200), impl->size - 1,
                                                                         impl->size)}}),
                         "application/json");
         return;
       }
       // The address the rank reached us from is the one the others can reach it at.
-      impl->members[rank] = control::HostPort{req.remote_addr, agent_port};
+      impl->members[rank] = control::HostPort{req.remote_addr, agent_port, tls_name};
       impl->cv.notify_all();
       res.set_content(ToJsonText(nlohmann::json{{"ok", true}, {"joined", impl->members.size()}}), "application/json");
     });
@@ -161,59 +186,115 @@ Result<std::vector<control::HostPort>> AgentRegistry::WaitForAll(std::chrono::mi
 
 namespace {
 
-httplib::Client MakeClient(const control::HostPort& c, const std::optional<std::string>& token) {
-  httplib::Client http(c.host, c.port);
+httplib::Client MakeClient(const RendezvousClient& r) {
+  httplib::Client http = net::MakeHttpClient(r.coordinator.host, r.coordinator.port, r.tls ? &*r.tls : nullptr);
   http.set_connection_timeout(std::chrono::seconds(2));
   http.set_read_timeout(std::chrono::seconds(5));
-  if (token) http.set_bearer_token_auth(*token);
+  if (r.token) http.set_bearer_token_auth(*r.token);
   return http;
 }
 
 }  // namespace
 
-Status JoinRendezvous(const control::HostPort& coordinator, const net::LaunchRank& me, int agent_port,
-                      const std::optional<std::string>& token, std::chrono::milliseconds timeout,
-                      const std::atomic<bool>* stop) {
+Status JoinRendezvous(const RendezvousClient& rendezvous, const net::LaunchRank& me, int agent_port,
+                      const std::string& tls_name, std::chrono::milliseconds timeout, const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string where = "the rendezvous at " + rendezvous.coordinator.ToString();
   std::string last = "no attempt";
+  bool cut_off = false;
   nlohmann::json body = {{"rank", me.rank}, {"size", me.size}, {"agent_port", agent_port}};
+  if (!tls_name.empty()) body["tls_name"] = tls_name;
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop && stop->load()) return CancelledError("rendezvous: interrupted");
-    auto http = MakeClient(coordinator, token);
+    auto http = MakeClient(rendezvous);
     auto res = http.Post("/v1/rendezvous/join", ToJsonText(body), "application/json");
     if (res && res->status == 200) return Status::Ok();
     if (res && (res->status == 400 || res->status == 401)) {
-      return InvalidArgumentError(fmt::format("rendezvous at {} refused rank {}: {}", coordinator.ToString(), me.rank,
-                                              res->body));
+      return InvalidArgumentError(fmt::format("{} refused rank {}: {}", where, me.rank, res->body));
+    }
+    if (!res && (res.error() == httplib::Error::SSLServerVerification ||
+                 res.error() == httplib::Error::SSLConnection)) {
+      // Rank 0 answered, and TLS failed: a certificate that does not verify
+      // will not verify on the next try either.
+      return UnavailableError(net::HttpErrorText(res.error(), where, rendezvous.tls ? &*rendezvous.tls : nullptr,
+                                                 rendezvous.coordinator.host));
     }
     last = res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error());
+    // TLS 1.3 refuses a client certificate after the client's side of the
+    // handshake is done: the client sees its request cut off, not a TLS error.
+    cut_off = !res && (res.error() == httplib::Error::Read || res.error() == httplib::Error::Write);
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // rank 0 may not be up yet
   }
-  return DeadlineExceededError(fmt::format("rendezvous: could not join {} within {} s (last: {}); is rank 0 running "
-                                           "and --coordinator its address?",
-                                           coordinator.ToString(), timeout.count() / 1000, last));
+  return DeadlineExceededError(fmt::format(
+      "rendezvous: could not join {} within {} s (last: {}); is rank 0 running and --coordinator its address?{}",
+      rendezvous.coordinator.ToString(), timeout.count() / 1000, last,
+      rendezvous.tls && cut_off ? " Rank 0 cut the requests off: does it accept this rank's certificate (--tls-cert "
+                                  "signed by the CA rank 0 was given as --tls-ca)?"
+                                : ""));
 }
 
-Status WaitForFinish(const control::HostPort& coordinator, const std::optional<std::string>& token,
-                     std::chrono::milliseconds timeout, const std::atomic<bool>* stop) {
+Status WaitForFinish(const RendezvousClient& rendezvous, std::chrono::milliseconds timeout,
+                     const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   int misses = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop && stop->load()) return CancelledError("interrupted while the sweep ran");
-    auto res = MakeClient(coordinator, token).Get("/v1/rendezvous/state");
+    auto res = MakeClient(rendezvous).Get("/v1/rendezvous/state");
     if (res && res->status == 200) {
       misses = 0;
       auto j = nlohmann::json::parse(res->body, nullptr, false);
       if (j.is_object() && j.value("state", "") == "done") return Status::Ok();
     } else if (++misses >= 5) {
       // Rank 0 is gone: it finished (and exited) or died; either way we stop.
-      LOG_INFO("sweep", "coordinator {} no longer answers; leaving", coordinator.ToString());
+      LOG_INFO("sweep", "coordinator {} no longer answers; leaving", rendezvous.coordinator.ToString());
       return Status::Ok();
     }
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  return DeadlineExceededError(fmt::format("the sweep at {} did not finish within {} s", coordinator.ToString(),
-                                           timeout.count() / 1000));
+  return DeadlineExceededError(fmt::format("the sweep at {} did not finish within {} s",
+                                           rendezvous.coordinator.ToString(), timeout.count() / 1000));
+}
+
+Status CheckSpmdTls(const net::TlsFiles& files) {
+  if (files.cert.empty() || files.key.empty() || files.ca.empty()) {
+    return InvalidArgumentError(
+        "TLS in an SPMD launch is mutual among the ranks: give every rank --tls-cert, --tls-key and --tls-ca (one CA "
+        "for the job; docs/tls.md)");
+  }
+  RETURN_IF_ERROR(net::TlsContext::ForServer(files).status());
+  RETURN_IF_ERROR(net::TlsContext::ForClient(files).status());
+  return net::CertificateName(files.cert).status();
+}
+
+Result<SpmdMembers> MeetSpmd(SpmdOptions o) {
+  SpmdMembers out;
+  std::string tls_name;
+  std::shared_ptr<const net::TlsContext> server_tls;
+  if (o.tls) {
+    RETURN_IF_ERROR(CheckSpmdTls(*o.tls));
+    ASSIGN_OR_RETURN(server_tls, net::TlsContext::ForServer(*o.tls));
+    ASSIGN_OR_RETURN(o.agent.peer_tls, net::TlsContext::ForClient(*o.tls));
+    ASSIGN_OR_RETURN(tls_name, net::CertificateName(o.tls->cert));
+    o.agent.tls = server_tls;
+  }
+  ASSIGN_OR_RETURN(out.own_agent, LocalAgent::Start(std::move(o.agent)));
+  const int agent_port = out.own_agent->control_port();
+  if (o.me.rank != 0) {
+    RendezvousClient rendezvous{o.coordinator, o.token, o.tls};
+    RETURN_IF_ERROR(JoinRendezvous(rendezvous, o.me, agent_port, tls_name, o.rendezvous_timeout, o.stop));
+    RETURN_IF_ERROR(WaitForFinish(rendezvous, std::chrono::hours(48), o.stop));
+    return out;
+  }
+  ASSIGN_OR_RETURN(out.registry, AgentRegistry::Start("0.0.0.0", o.coordinator.port, o.me.size, o.token, server_tls));
+  out.registry->AddSelf(0, control::HostPort{o.coordinator.host, agent_port, tls_name});
+  auto all = out.registry->WaitForAll(o.rendezvous_timeout, o.stop);
+  if (!all.ok()) {
+    out.registry->SetState("done");
+    return all.status();
+  }
+  out.registry->SetState("running");
+  out.agents = std::move(all).value();
+  return out;
 }
 
 }  // namespace fabcheck::sweep

@@ -20,6 +20,8 @@
 #include "base/status.h"
 #include "control/api.h"
 #include "net/rank.h"
+#include "net/tls.h"
+#include "sweep/agent.h"
 
 namespace fabcheck::sweep {
 
@@ -36,10 +38,13 @@ Result<std::optional<net::LaunchRank>> DetectSweepRank(const net::EnvLookup& env
 // register the port of their agent, and later learn that the sweep is over.
 //   POST /v1/rendezvous/join  {"rank": r, "size": n, "agent_port": p}   (auth as the agent API)
 //   GET  /v1/rendezvous/state -> {"state": "waiting"|"running"|"done", "joined": k, "size": n}
+//   With TLS (`tls`, TlsContext::ForServer) it serves HTTPS only; a join may
+//   carry "tls_name": the name the rank's certificate answers to.
 class AgentRegistry {
  public:
   static Result<std::unique_ptr<AgentRegistry>> Start(const std::string& bind, int port, int size,
-                                                      std::optional<std::string> token);
+                                                      std::optional<std::string> token,
+                                                      std::shared_ptr<const net::TlsContext> tls = nullptr);
   ~AgentRegistry();
   int port() const { return port_; }
   // Records rank 0 itself (it does not call join).
@@ -56,12 +61,46 @@ class AgentRegistry {
   int port_ = 0;
 };
 
-// Other ranks: register (retrying while rank 0 comes up, within `timeout`).
-Status JoinRendezvous(const control::HostPort& coordinator, const net::LaunchRank& me, int agent_port,
-                      const std::optional<std::string>& token, std::chrono::milliseconds timeout,
-                      const std::atomic<bool>* stop);
+// How a rank reaches rank 0's registry.
+struct RendezvousClient {
+  control::HostPort coordinator;
+  std::optional<std::string> token;
+  std::optional<net::TlsFiles> tls;  // HTTPS, verifying rank 0's certificate names coordinator.host
+};
+
+// Other ranks: register (retrying while rank 0 comes up, within `timeout`);
+// `tls_name` is the name this rank's agent certificate answers to ("" without TLS).
+Status JoinRendezvous(const RendezvousClient& rendezvous, const net::LaunchRank& me, int agent_port,
+                      const std::string& tls_name, std::chrono::milliseconds timeout, const std::atomic<bool>* stop);
 // Other ranks: wait until rank 0 says done (or disappears after running), within `timeout`.
-Status WaitForFinish(const control::HostPort& coordinator, const std::optional<std::string>& token,
-                     std::chrono::milliseconds timeout, const std::atomic<bool>* stop);
+Status WaitForFinish(const RendezvousClient& rendezvous, std::chrono::milliseconds timeout,
+                     const std::atomic<bool>* stop);
+
+// An SPMD launch as `sweep` and `ladder` run it: every rank starts its agent
+// and meets the others at rank 0.
+struct SpmdOptions {
+  net::LaunchRank me;
+  control::HostPort coordinator;  // where rank 0 serves the registry
+  AgentConfig agent;              // this rank's agent; its TLS is set from `tls`
+  std::optional<std::string> token;
+  // Mutual TLS among the ranks (CheckSpmdTls): every agent and the registry
+  // serve HTTPS with this certificate and require one of this CA; each rank
+  // tells rank 0 the name its certificate answers to (net::CertificateName),
+  // which rank 0 checks when it dials the rank's address.
+  std::optional<net::TlsFiles> tls;
+  std::chrono::milliseconds rendezvous_timeout{std::chrono::minutes(10)};
+  const std::atomic<bool>* stop = nullptr;
+};
+struct SpmdMembers {
+  std::unique_ptr<LocalAgent> own_agent;
+  std::unique_ptr<AgentRegistry> registry;  // rank 0: SetState("running"/"done") through it
+  std::vector<control::HostPort> agents;    // rank 0: every rank's agent, in rank order; others: none
+};
+// Rank 0 returns once every rank joined. The other ranks register, wait until
+// rank 0 is done, and return with no agents: their part is over.
+Result<SpmdMembers> MeetSpmd(SpmdOptions options);
+// TLS in an SPMD launch is mutual (the ranks are servers and clients of each
+// other): all of --tls-cert, --tls-key and --tls-ca, and a certificate that names its holder.
+Status CheckSpmdTls(const net::TlsFiles& files);
 
 }  // namespace fabcheck::sweep

@@ -163,4 +163,33 @@ TEST_F(TlsCliTest, SweepBetweenMutualTlsAgents) {
   EXPECT_NE(anonymous.exit_code, 0) << anonymous.output;
 }
 
+// Ranks of an SPMD launch (two Slurm ranks on one host) over mutual TLS: rank 0
+// serves the rendezvous over HTTPS, each rank's agent serves HTTPS, and rank 0
+// reaches rank 1's agent at its address, checking the name rank 1 reported.
+TEST_F(TlsCliTest, SpmdSweepRanksMeetOverMutualTls) {
+  const int port = FreePort();
+  const std::string coordinator = "localhost:" + std::to_string(port);
+  const std::vector<std::string> tls = {"--tls-cert", c().Path("server.crt"), "--tls-key", c().Path("server.key"),
+                                        "--tls-ca", c().Path("ca.crt")};
+  std::vector<std::string> rank1 = {"/usr/bin/env", "SLURM_PROCID=1", "SLURM_NTASKS=2", FABCHECK_BINARY, "sweep",
+                                    "--coordinator", coordinator, "--listen", "127.0.0.1:0", "--rendezvous-timeout",
+                                    "30s"};
+  rank1.insert(rank1.end(), tls.begin(), tls.end());
+  BackgroundProcess other;
+  ASSERT_TRUE(other.Start(rank1, Log("rank1")));
+  std::string rank0 = "SLURM_PROCID=0 SLURM_NTASKS=2 " + std::string(FABCHECK_BINARY) + " sweep --coordinator " +
+                      coordinator + " --listen 127.0.0.1:0 --rendezvous-timeout 30s --duration 200ms " +
+                      "--lat-duration 100ms --no-mtu --json";
+  for (const auto& a : tls) rank0 += " " + a;
+  CommandResult result = RunCommand(rank0 + " 2>" + Log("rank0-stderr"));
+  EXPECT_EQ(result.exit_code, 0) << result.output << RunCommand("cat " + Log("rank0-stderr")).output
+                                 << RunCommand("cat " + Log("rank1")).output;
+  EXPECT_NE(result.output.find("\"bw_gbps\""), std::string::npos) << result.output;
+  // Half of the files is not mutual TLS: refused before anything starts.
+  CommandResult half = RunCommand("SLURM_PROCID=1 SLURM_NTASKS=2 " + std::string(FABCHECK_BINARY) +
+                                  " sweep --coordinator " + coordinator + " --tls-ca " + c().Path("ca.crt") + " 2>&1");
+  EXPECT_EQ(half.exit_code, 64) << half.output;
+  EXPECT_NE(half.output.find("mutual"), std::string::npos) << half.output;
+}
+
 }  // namespace

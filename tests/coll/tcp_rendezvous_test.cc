@@ -13,6 +13,7 @@
 
 #include "coll/coll.h"
 #include "coll/tcp_rendezvous.h"
+#include "../net/test_certs.h"
 
 namespace fabcheck::coll {
 namespace {
@@ -212,6 +213,66 @@ TEST(TcpRankExchange, AMissingRankIsNamedAfterTheTimeout) {
   failed.error = "rendezvous timed out";
   ASSERT_TRUE((*r0)->Report(failed).ok());
   other.join();
+}
+
+TEST(TcpRankExchange, RanksMeetOverTlsAndOthersAreToldWhy) {
+  const auto& certs = net::testing::Certs::Get();
+  if (!certs.ok) GTEST_SKIP() << certs.skip_reason;
+  auto with_tls = [&](int rank, const std::string& cert, const std::string& ca) {
+    RankExchangeConfig c = Config(rank, 2, 10, "secret-secret");
+    c.tls = net::TlsFiles{certs.Path(cert + ".crt"), certs.Path(cert + ".key"), certs.Path(ca)};
+    return c;
+  };
+  // Rank 0 is dialled as localhost, the name its certificate carries.
+  auto r0 = MakeRankExchange("tcp:localhost:0", with_tls(0, "server", "ca.crt"));
+  ASSERT_TRUE(r0.ok()) << r0.status().ToString();
+  const std::string spec = "tcp:localhost:" + std::to_string(PortOf(**r0));
+  auto id = TestId(9);
+  Result<Meeting> got1 = InternalError("not run");
+  std::thread rank1([&] {
+    auto rv = MakeRankExchange(spec, with_tls(1, "client", "ca.crt"));
+    if (!rv.ok()) return void(got1 = rv.status());
+    got1 = (*rv)->Exchange(1, "nodeB", dl::ncclUniqueId{});
+    RankOutcome o;
+    o.rank = 1;
+    o.host = "nodeB";
+    if (got1.ok()) (void)(*rv)->Report(o);
+  });
+  auto got0 = (*r0)->Exchange(0, "nodeA", id);
+  RankOutcome own;
+  own.host = "nodeA";
+  auto all = (*r0)->Gather(own);
+  rank1.join();
+  ASSERT_TRUE(got0.ok()) << got0.status().ToString();
+  ASSERT_TRUE(got1.ok()) << got1.status().ToString();
+  EXPECT_EQ(std::memcmp(got1->id.internal, id.internal, sizeof(id.internal)), 0);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->size(), 2u);
+
+  // Against a TLS rank 0: a plain rank is told to use HTTPS, and a rank that
+  // does not trust rank 0's CA is told which file to check; neither waits out its timeout.
+  auto server_tls = net::TlsContext::ForServer(with_tls(0, "server", "ca.crt").tls.value());
+  ASSERT_TRUE(server_tls.ok());
+  auto server = RendezvousServer::Start("127.0.0.1", 0, 2, std::string("secret-secret"), *server_tls);
+  ASSERT_TRUE(server.ok());
+  const std::string join = "join:localhost:" + std::to_string((*server)->port());
+  auto t0 = std::chrono::steady_clock::now();
+  auto plain = MakeRankExchange(join, Config(1, 2, 8, "secret-secret"));
+  ASSERT_TRUE(plain.ok());
+  auto refused = (*plain)->Exchange(1, "h", dl::ncclUniqueId{});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("HTTPS"), std::string::npos) << refused.status().message();
+  auto distrustful = MakeRankExchange(join, with_tls(1, "client", "other-ca.crt"));
+  ASSERT_TRUE(distrustful.ok());
+  auto unverified = (*distrustful)->Exchange(1, "h", dl::ncclUniqueId{});
+  ASSERT_FALSE(unverified.ok());
+  EXPECT_NE(unverified.status().message().find("does not verify against --tls-ca " + certs.Path("other-ca.crt")),
+            std::string::npos)
+      << unverified.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
+  // A file rendezvous has nothing to secure.
+  EXPECT_EQ(MakeRankExchange("file:/tmp/x", with_tls(1, "client", "ca.crt")).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 TEST(TcpRankExchange, WrongTokenIsRefusedAtOnce) {

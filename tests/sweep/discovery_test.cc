@@ -1,11 +1,18 @@
 #include "sweep/discovery.h"
 
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <thread>
+
+#include "../net/test_certs.h"
+#include "control/client.h"
 
 namespace fabcheck::sweep {
 namespace {
@@ -75,18 +82,19 @@ TEST(DiscoveryTest, ASweepNeedsTwoRanks) {
 TEST(DiscoveryTest, AgentRegistryOnLoopback) {
   auto r = AgentRegistry::Start("127.0.0.1", 0, 3, std::string("s3cret"));
   ASSERT_TRUE(r.ok()) << r.status().message();
-  control::HostPort at{"127.0.0.1", (*r)->port()};
+  RendezvousClient at{{"127.0.0.1", (*r)->port()}, std::string("s3cret")};
+  RendezvousClient wrong_token{at.coordinator, std::string("nope")};
   (*r)->AddSelf(0, {"127.0.0.1", 1000});
   std::atomic<bool> stop{false};
   // A wrong token is refused at once, not retried until the timeout.
-  Status wrong = JoinRendezvous(at, Rank(1, 3), 1001, std::string("nope"), std::chrono::seconds(5), &stop);
+  Status wrong = JoinRendezvous(wrong_token, Rank(1, 3), 1001, "", std::chrono::seconds(5), &stop);
   EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument) << wrong.message();
-  EXPECT_TRUE(JoinRendezvous(at, Rank(1, 3), 1001, std::string("s3cret"), std::chrono::seconds(5), &stop).ok());
+  EXPECT_TRUE(JoinRendezvous(at, Rank(1, 3), 1001, "", std::chrono::seconds(5), &stop).ok());
   auto partial = (*r)->WaitForAll(std::chrono::milliseconds(300), &stop);
   ASSERT_FALSE(partial.ok());
   EXPECT_NE(partial.status().message().find("missing ranks 2"), std::string::npos) << partial.status().message();
   std::thread late([&] {
-    EXPECT_TRUE(JoinRendezvous(at, Rank(2, 3), 1002, std::string("s3cret"), std::chrono::seconds(5), &stop).ok());
+    EXPECT_TRUE(JoinRendezvous(at, Rank(2, 3), 1002, "", std::chrono::seconds(5), &stop).ok());
   });
   auto all = (*r)->WaitForAll(std::chrono::seconds(5), &stop);
   late.join();
@@ -94,16 +102,128 @@ TEST(DiscoveryTest, AgentRegistryOnLoopback) {
   ASSERT_EQ(all->size(), 3u);
   EXPECT_EQ((*all)[2].port, 1002);
   (*r)->SetState("done");
-  EXPECT_TRUE(WaitForFinish(at, std::string("s3cret"), std::chrono::seconds(5), &stop).ok());
+  EXPECT_TRUE(WaitForFinish(at, std::chrono::seconds(5), &stop).ok());
 }
 
 TEST(DiscoveryTest, JoinGivesUpAtItsDeadline) {
   std::atomic<bool> stop{false};
   // Port 1 on loopback: nobody listens; the join must end at its timeout.
   auto t0 = std::chrono::steady_clock::now();
-  Status s = JoinRendezvous({"127.0.0.1", 1}, Rank(1, 2), 5, std::nullopt, std::chrono::milliseconds(800), &stop);
+  Status s = JoinRendezvous({{"127.0.0.1", 1}}, Rank(1, 2), 5, "", std::chrono::milliseconds(800), &stop);
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+}
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+net::TlsFiles Files(const net::testing::Certs& c, const std::string& cert) {
+  return {c.Path(cert + ".crt"), c.Path(cert + ".key"), c.Path("ca.crt")};
+}
+
+SpmdOptions RankOptions(int rank, int port, std::optional<net::TlsFiles> tls) {
+  SpmdOptions o;
+  o.me = Rank(rank, 2);
+  o.coordinator = {"127.0.0.1", port};
+  o.agent.bind = "127.0.0.1";
+  o.agent.control_port = 0;
+  o.agent.perf_port = 0;
+  o.agent.root = sys::SysRoot::Live();
+  o.token = std::string("s3cret-s3cret");
+  o.tls = std::move(tls);
+  o.rendezvous_timeout = std::chrono::seconds(10);
+  return o;
+}
+
+TEST(DiscoveryTest, SpmdRanksMeetOverMutualTls) {
+  const auto& certs = net::testing::Certs::Get();
+  if (!certs.ok) GTEST_SKIP() << certs.skip_reason;
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> stop{false};
+  Status rank1_status = InternalError("rank 1 did not run");
+  std::thread rank1([&] {
+    auto o = RankOptions(1, port, Files(certs, "server"));
+    o.stop = &stop;
+    auto met = MeetSpmd(std::move(o));
+    rank1_status = met.status();
+    if (met.ok()) {
+      EXPECT_TRUE(met->agents.empty());  // only rank 0 learns the members
+      EXPECT_EQ(met->registry, nullptr);
+    }
+  });
+  auto o = RankOptions(0, port, Files(certs, "server"));
+  o.stop = &stop;
+  auto met = MeetSpmd(std::move(o));
+  if (!met.ok()) {
+    stop = true;
+    rank1.join();
+    FAIL() << met.status().message() << "; rank 1: " << rank1_status.message();
+  }
+  ASSERT_EQ(met->agents.size(), 2u);
+  // Rank 1 came from 127.0.0.1 and said its certificate names localhost.
+  EXPECT_EQ(met->agents[1].host, "127.0.0.1");
+  EXPECT_EQ(met->agents[1].tls_name, "localhost");
+  // Its agent serves HTTPS only, and answers a client of the job's CA that checks that name.
+  control::ClientOptions client;
+  client.token = std::string("s3cret-s3cret");
+  client.tls = Files(certs, "client");
+  auto info = control::AgentClient(met->agents[1], client).Info();
+  EXPECT_TRUE(info.ok()) << info.status().message();
+  control::ClientOptions plain;
+  plain.token = client.token;
+  EXPECT_FALSE(control::AgentClient(met->agents[1], plain).Info().ok());
+  met->registry->SetState("done");
+  rank1.join();
+  EXPECT_TRUE(rank1_status.ok()) << rank1_status.message();
+}
+
+TEST(DiscoveryTest, SpmdTlsRefusesRanksOutsideTheJob) {
+  const auto& certs = net::testing::Certs::Get();
+  if (!certs.ok) GTEST_SKIP() << certs.skip_reason;
+  // Half the files: TLS among the ranks is mutual or nothing.
+  net::TlsFiles half{certs.Path("server.crt"), certs.Path("server.key"), ""};
+  Status s = CheckSpmdTls(half);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--tls-ca"), std::string::npos) << s.message();
+
+  auto tls = net::TlsContext::ForServer(Files(certs, "server"));
+  ASSERT_TRUE(tls.ok()) << tls.status().message();
+  auto r = AgentRegistry::Start("127.0.0.1", 0, 2, std::string("s3cret"), *tls);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::atomic<bool> stop{false};
+  const control::HostPort at{"127.0.0.1", (*r)->port()};
+  // A plain rank is told the registry speaks HTTPS, at once.
+  auto t0 = std::chrono::steady_clock::now();
+  Status plain = JoinRendezvous({at, std::string("s3cret")}, Rank(1, 2), 1001, "", std::chrono::seconds(8), &stop);
+  EXPECT_EQ(plain.code(), StatusCode::kInvalidArgument) << plain.message();
+  EXPECT_NE(plain.message().find("HTTPS"), std::string::npos) << plain.message();
+  // A rank with a certificate of another CA is cut off, and told why it may be.
+  net::TlsFiles stranger{certs.Path("stranger.crt"), certs.Path("stranger.key"), certs.Path("ca.crt")};
+  Status outsider = JoinRendezvous({at, std::string("s3cret"), stranger}, Rank(1, 2), 1001, "localhost",
+                                   std::chrono::seconds(2), &stop);
+  EXPECT_FALSE(outsider.ok());
+  EXPECT_NE(outsider.message().find("accept this rank's certificate"), std::string::npos) << outsider.message();
+  // A tls_name that is not a name is a bad join.
+  Status odd = JoinRendezvous({at, std::string("s3cret"), Files(certs, "client")}, Rank(1, 2), 1001, "a b/c",
+                              std::chrono::seconds(8), &stop);
+  EXPECT_EQ(odd.code(), StatusCode::kInvalidArgument) << odd.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(8));
+  EXPECT_TRUE(JoinRendezvous({at, std::string("s3cret"), Files(certs, "client")}, Rank(1, 2), 1001, "localhost",
+                             std::chrono::seconds(8), &stop)
+                  .ok());
 }
 
 }  // namespace

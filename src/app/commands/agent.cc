@@ -131,7 +131,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.List("--data-iface", o->data_ifaces,
          "Data-plane interface, once per rail in rail order (e.g. --data-iface net1 --data-iface net2)", "interface");
   t.List("--data-addr", o->data_addrs, "Data-plane address, once per rail (alternative to --data-iface)", "address");
-  t.Tls(o->tls, /*server=*/true);
+  t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kServer);
   t.Path("--sysroot", o->sysroot,
          "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
          "the running node (tests and demos; perf tests still use this machine's network)");

@@ -44,6 +44,7 @@ struct Options {
   std::string coordinator;
   int world = 0;
   std::string token_file;
+  fabcheck::net::TlsFiles tls;
   std::string rendezvous_timeout = "300s";
   std::string log_dir;
   double timeout = 1800;
@@ -92,6 +93,7 @@ int Run(const Options& o) {
   job.coordinator = o.coordinator;
   job.world = o.world;
   job.token_file = o.token_file;
+  job.tls = o.tls;
   job.rendezvous_timeout_s = *rdv_timeout;
   job.log_dir = o.log_dir;
   job.launch_timeout_s = o.timeout;
@@ -134,6 +136,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "tcp:HOST:PORT|file:PATH");
   t.Path("--token-file", o->token_file, "The ranks' shared token for the rendezvous (first line)",
          /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
+  t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kRanks);
   t.Text("--rendezvous-timeout", o->rendezvous_timeout,
          "How long a rank waits for the others to arrive, and rank 0 for their results", "duration");
   t.Path("--nccl-log-dir", o->log_dir, "Where NCCL's INFO log goes (default: a new directory under /tmp)");

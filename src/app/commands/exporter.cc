@@ -249,7 +249,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Path("--profile", flags->profile,
          "Profile YAML the host checks judge against (HugePages, PCIe read size: see docs/profiles.md); "
          "without one only what is wrong on any node is a warning");
-  t.Tls(flags->tls, /*server=*/true);
+  t.Tls(flags->tls, fabcheck::app::Tunables::TlsRole::kServer);
   t.Flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
   cmd->footer(
       "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_port_ext_* (counters_ext/, the 64-bit "

@@ -87,7 +87,7 @@ Result<double> Seconds(const std::string& flag, const std::string& text) {
 std::chrono::milliseconds Ms(double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); }
 
 // This rank's agent (SPMD), with the node service wired in.
-Result<std::unique_ptr<sweep::LocalAgent>> StartOwnAgent(const Options& o, const std::optional<std::string>& token) {
+Result<sweep::AgentConfig> OwnAgentConfig(const Options& o, const std::optional<std::string>& token) {
   ASSIGN_OR_RETURN(control::HostPort listen, control::ParseHostPort(o.listen, 0));
   sweep::AgentConfig c;
   c.bind = listen.host;
@@ -105,7 +105,7 @@ Result<std::unique_ptr<sweep::LocalAgent>> StartOwnAgent(const Options& o, const
   }
   ASSIGN_OR_RETURN(auto service, ladder::NodeService::Create({o.sysroot, kVersion, true}));
   ladder::NodeService::Wire(service, c);
-  return sweep::LocalAgent::Start(c);
+  return c;
 }
 
 int RunLadderCommand(const Options& o) {
@@ -213,26 +213,18 @@ int RunLadderCommand(const Options& o) {
     auto coordinator = control::ParseHostPort(o.coordinator, 18522);
     if (!coordinator.ok()) return Usage("--coordinator " + coordinator.status().message());
     const net::LaunchRank me = **spmd;
-    auto agent = StartOwnAgent(o, lo.token);
-    if (!agent.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + agent.status().message());
-    own_agent = std::move(agent).value();
-    if (me.rank != 0) {
-      Status s = sweep::JoinRendezvous(*coordinator, me, own_agent->control_port(), lo.token, rdv_timeout, &g_stop);
-      if (s.ok()) s = sweep::WaitForFinish(*coordinator, lo.token, std::chrono::hours(48), &g_stop);
-      if (!s.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + s.message());
-      return kExitOk;  // rank 0 prints the verdict
-    }
-    auto r = sweep::AgentRegistry::Start("0.0.0.0", coordinator->port, me.size, lo.token);
-    if (!r.ok()) return Fail(r.status().message());
-    rendezvous = std::move(r).value();
-    rendezvous->AddSelf(0, control::HostPort{coordinator->host, own_agent->control_port()});
-    auto all = rendezvous->WaitForAll(rdv_timeout, &g_stop);
-    if (!all.ok()) {
-      rendezvous->SetState("done");
-      return Fail(all.status().message());
-    }
-    rendezvous->SetState("running");
-    agents = *all;
+    auto config = OwnAgentConfig(o, lo.token);
+    if (!config.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + config.status().message());
+    sweep::SpmdOptions spmd_options{me, *coordinator, *config, lo.token};
+    if (o.tls.enabled()) spmd_options.tls = o.tls;
+    spmd_options.rendezvous_timeout = rdv_timeout;
+    spmd_options.stop = &g_stop;
+    auto met = sweep::MeetSpmd(std::move(spmd_options));
+    if (!met.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + met.status().message());
+    if (me.rank != 0) return kExitOk;  // rank 0 prints the verdict
+    own_agent = std::move(met->own_agent);
+    rendezvous = std::move(met->registry);
+    agents = std::move(met->agents);
   }
 
   std::optional<bundle::Writer> writer;
@@ -306,7 +298,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "duration");
   t.Flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
   t.Path("--token-file", o->token_file, "The agents' shared token", /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
-  t.Tls(o->tls, /*server=*/false);
+  t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kClient);
   t.Text("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time",
          "duration");
   t.Text("--test-timeout", o->test_timeout,

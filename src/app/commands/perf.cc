@@ -225,7 +225,7 @@ app::RunFn Setup(CLI::App& root) {
   st.Text("--bind", sa->bind, "Address to listen on (default: all)", "address");
   st.Port("--port", sa->port, "Control port", /*zero_means_any=*/true);
   st.Path("--token-file", sa->token_file, "Require clients to prove this shared token (HMAC; mode 600)");
-  st.Tls(sa->tls, /*server=*/true);
+  st.Tls(sa->tls, fabcheck::app::Tunables::TlsRole::kServer);
   st.Integer("--max-clients", sa->max_clients, "Tests running at once", 1, 4096);
   st.Text("--max-mem", sa->max_mem, "Buffer memory one test may use here", "size (K/M/G)");
   st.Text("--max-total-mem", sa->max_total_mem, "Buffer memory of all tests together", "size (K/M/G)");
@@ -271,7 +271,7 @@ app::RunFn Setup(CLI::App& root) {
   rt.Flag("--cm", ra->cm, "verbs: connect through rdma_cm");
   rt.Flag("--validate", ra->validate, "Fill buffers with a pattern; receivers verify every message");
   rt.Path("--token-file", ra->token_file, "The server's shared token (when it requires one)");
-  rt.Tls(ra->tls, /*server=*/false);
+  rt.Tls(ra->tls, fabcheck::app::Tunables::TlsRole::kClient);
   rt.Seconds("--connect-timeout", ra->connect_timeout, "Seconds to connect");
   rt.Seconds("--timeout", ra->timeout, "Seconds any wait may block before the test fails");
   rt.Flag("--mibps", ra->mibps, "Bandwidth in MiB/s in the table (JSON has both)");

@@ -165,36 +165,19 @@ int RunSweepCommand(const Options& o) {
     LOG_INFO("sweep", "rank {} of {} (from {})", me.rank, me.size, me.source);
     auto config = AgentConfigFrom(o, token);
     if (!config.ok()) return Usage(config.status().message());
-    auto agent = sweep::LocalAgent::Start(*config);
-    if (!agent.ok()) {
-      std::cerr << "fabcheck sweep: rank " << me.rank << ": " << agent.status().message() << "\n";
+    sweep::SpmdOptions spmd_options{me, *coordinator, *config, token};
+    if (o.tls.enabled()) spmd_options.tls = o.tls;
+    spmd_options.rendezvous_timeout = rdv_timeout;
+    spmd_options.stop = &g_stop;
+    auto met = sweep::MeetSpmd(std::move(spmd_options));
+    if (!met.ok()) {
+      std::cerr << "fabcheck sweep: rank " << me.rank << ": " << met.status().message() << "\n";
       return kExitError;
     }
-    own_agent = std::move(agent).value();
-    if (me.rank != 0) {
-      Status s = sweep::JoinRendezvous(*coordinator, me, own_agent->control_port(), token, rdv_timeout, &g_stop);
-      if (s.ok()) s = sweep::WaitForFinish(*coordinator, token, std::chrono::hours(48), &g_stop);
-      if (!s.ok()) {
-        std::cerr << "fabcheck sweep: rank " << me.rank << ": " << s.message() << "\n";
-        return kExitError;
-      }
-      return kExitOk;  // rank 0 prints the result
-    }
-    auto r = sweep::AgentRegistry::Start("0.0.0.0", coordinator->port, me.size, token);
-    if (!r.ok()) {
-      std::cerr << "fabcheck sweep: " << r.status().message() << "\n";
-      return kExitError;
-    }
-    rendezvous = std::move(r).value();
-    rendezvous->AddSelf(0, control::HostPort{coordinator->host, own_agent->control_port()});
-    auto all = rendezvous->WaitForAll(rdv_timeout, &g_stop);
-    if (!all.ok()) {
-      std::cerr << "fabcheck sweep: " << all.status().message() << "\n";
-      rendezvous->SetState("done");
-      return kExitError;
-    }
-    rendezvous->SetState("running");
-    agents = *all;
+    if (me.rank != 0) return kExitOk;  // rank 0 prints the result
+    own_agent = std::move(met->own_agent);
+    rendezvous = std::move(met->registry);
+    agents = std::move(met->agents);
   }
 
   sweep::SweepOptions so;
@@ -295,7 +278,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Flag("--no-lat", o->no_lat, "Skip latency");
   t.Flag("--no-mtu", o->no_mtu, "Skip the path-MTU probe");
   t.Path("--token-file", o->token_file, "The agents' shared token", /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
-  t.Tls(o->tls, /*server=*/false);
+  t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kClient);
   t.Text("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time",
          "duration");
   t.Text("--rendezvous-timeout", o->rendezvous_timeout, "SPMD: how long rank 0 waits for every rank", "duration");
