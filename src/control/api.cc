@@ -11,6 +11,7 @@ namespace {
 
 using fabcheck::model::json_fields::Number;
 using fabcheck::model::json_fields::NumberOr;
+using fabcheck::model::json_fields::NumbersOr;
 using fabcheck::model::json_fields::Optional;
 using fabcheck::model::json_fields::PutNullable;
 
@@ -57,7 +58,8 @@ void to_json(nlohmann::json& j, const PeerTestRequest& r) {
        {"streams", r.streams},
        {"lat_size", r.lat_size},
        {"lat_duration_s", r.lat_duration_s},
-       {"timeout_ms", r.timeout_ms}};
+       {"timeout_ms", r.timeout_ms},
+       {"path_hops", r.path_hops}};
 }
 void from_json(const nlohmann::json& j, PeerTestRequest& r) {
   r.peer = j.at("peer").get<std::string>();
@@ -75,6 +77,7 @@ void from_json(const nlohmann::json& j, PeerTestRequest& r) {
   r.lat_size = NumberOr(j, "lat_size", uint64_t{64});
   r.lat_duration_s = NumberOr(j, "lat_duration_s", 0.3);
   r.timeout_ms = NumberOr(j, "timeout_ms", 30000);
+  r.path_hops = NumberOr(j, "path_hops", 0);
 }
 
 void to_json(nlohmann::json& j, const PeerTestResponse& r) {
@@ -84,6 +87,8 @@ void to_json(nlohmann::json& j, const PeerTestResponse& r) {
   PutNullable(j, "lat_median_us", r.lat_median_us);
   PutNullable(j, "lat_p99_us", r.lat_p99_us);
   PutNullable(j, "path_mtu", r.path_mtu);
+  if (!r.flow_gbps.empty()) j["flow_gbps"] = r.flow_gbps;
+  if (!r.flow_hops.empty()) j["flow_hops"] = r.flow_hops;
 }
 void from_json(const nlohmann::json& j, PeerTestResponse& r) {
   r.bw_gbps = Optional<double>(j, "bw_gbps");
@@ -96,6 +101,8 @@ void from_json(const nlohmann::json& j, PeerTestResponse& r) {
   r.device = j.value("device", "");
   r.errors = j.value("errors", std::vector<std::string>{});
   r.elapsed_s = NumberOr(j, "elapsed_s", 0.0);
+  r.flow_gbps = NumbersOr<double>(j, "flow_gbps");
+  r.flow_hops = j.value("flow_hops", std::vector<std::vector<std::string>>{});
 }
 
 Result<PeerTestRequest> ParsePeerTestRequest(const std::string& body) {
@@ -116,6 +123,7 @@ Result<PeerTestRequest> ParsePeerTestRequest(const std::string& body) {
     return InvalidArgumentError("test request: durations must be in (0, 600] seconds");
   }
   if (r.streams < 1 || r.streams > 64) return InvalidArgumentError("test request: 'streams' must be 1..64");
+  if (r.path_hops < 0 || r.path_hops > 16) return InvalidArgumentError("test request: 'path_hops' must be 0..16");
   if (r.bw_size == 0 || r.bw_size > (uint64_t{1} << 30) || r.lat_size == 0 || r.lat_size > (uint64_t{1} << 24)) {
     return InvalidArgumentError("test request: message sizes must be 1 B..1 GiB (bw), ..16 MiB (lat)");
   }

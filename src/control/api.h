@@ -66,6 +66,9 @@ struct PeerTestRequest {
   uint64_t lat_size = 64;
   double lat_duration_s = 0.3;
   int timeout_ms = 30000;        // the longest any step may take
+  // Before the bandwidth test, learn each stream's routers with TTL-limited
+  // probes 1..path_hops on its own 5-tuple (tcp; 0 = not asked).
+  int path_hops = 0;
 };
 
 struct PeerTestResponse {
@@ -79,6 +82,10 @@ struct PeerTestResponse {
   std::string device;            // the local device/netdev the test used, when known
   std::vector<std::string> errors;  // one per failed step, naming the step and the peer
   double elapsed_s = 0;
+  // Several streams: each one's Gb/s, and with path_hops the routers it
+  // crossed (flow_hops[i][t-1] answered TTL t; "" none). Empty otherwise.
+  std::vector<double> flow_gbps;
+  std::vector<std::vector<std::string>> flow_hops;
 };
 
 void to_json(nlohmann::json& j, const RailInfo& r);

@@ -93,10 +93,39 @@ Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
     if (!spines.IsSequence()) {
       return InvalidArgumentError(fmt::format("{}: spines must be a list with one list of spine names per rail", origin));
     }
+    bool any_address = false;
     for (size_t r = 0; r < spines.size(); ++r) {
-      ASSIGN_OR_RETURN(auto names, Names(spines[r], fmt::format("{}: spines[{}]", origin, r)));
-      f.spines.push_back(std::move(names));
+      const std::string where = fmt::format("{}: spines[{}]", origin, r);
+      if (!spines[r].IsSequence()) return InvalidArgumentError(where + " must be a list of spine names");
+      f.spines.emplace_back();
+      f.spine_addresses.emplace_back();
+      for (size_t s = 0; s < spines[r].size(); ++s) {
+        const YAML::Node spine = spines[r][s];
+        const std::string at = fmt::format("{}[{}]", where, s);
+        if (!spine.IsMap()) {
+          ASSIGN_OR_RETURN(std::string name, Scalar(spine, at));
+          f.spines.back().push_back(std::move(name));
+          f.spine_addresses.back().emplace_back();
+          continue;
+        }
+        for (auto it = spine.begin(); it != spine.end(); ++it) {
+          std::string key = it->first.as<std::string>();
+          if (key != "name" && key != "addresses") {
+            return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: name, addresses)", at, key));
+          }
+        }
+        if (!spine["name"]) return InvalidArgumentError(at + " has no name");
+        ASSIGN_OR_RETURN(std::string name, Scalar(spine["name"], at + ".name"));
+        std::vector<std::string> addresses;
+        if (spine["addresses"]) {
+          ASSIGN_OR_RETURN(addresses, Names(spine["addresses"], at + ".addresses"));
+        }
+        any_address = any_address || !addresses.empty();
+        f.spines.back().push_back(std::move(name));
+        f.spine_addresses.back().push_back(std::move(addresses));
+      }
     }
+    if (!any_address) f.spine_addresses.clear();
   }
   RETURN_IF_ERROR(ValidateFabric(f));
   return f;
@@ -137,6 +166,27 @@ Status ValidateFabric(const Fabric& f) {
     return InvalidArgumentError(fmt::format("spines lists {} rails for {} rails: one list of spines per rail",
                                             f.spines.size(), f.rails));
   }
+  if (!f.spine_addresses.empty()) {
+    if (f.spine_addresses.size() != f.spines.size()) {
+      return InvalidArgumentError("spine addresses are given for a different number of rails than spines");
+    }
+    for (size_t r = 0; r < f.spines.size(); ++r) {
+      if (f.spine_addresses[r].size() != f.spines[r].size()) {
+        return InvalidArgumentError(fmt::format("spines[{}]: addresses for {} spines, {} spines", r,
+                                                f.spine_addresses[r].size(), f.spines[r].size()));
+      }
+      std::map<std::string, size_t> owner;
+      for (size_t s = 0; s < f.spines[r].size(); ++s) {
+        for (const auto& a : f.spine_addresses[r][s]) {
+          auto [it, added] = owner.emplace(a, s);
+          if (!added && it->second != s) {
+            return InvalidArgumentError(fmt::format("spines[{}]: address {} is given for both {} and {}: an address "
+                                                    "names one router", r, a, f.spines[r][it->second], f.spines[r][s]));
+          }
+        }
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -158,7 +208,18 @@ Result<Fabric> LoadFabric(const std::string& path) {
 
 nlohmann::json ToJson(const Fabric& f) {
   nlohmann::json j = {{"schema", kFabricSchema}, {"source", f.source}, {"rails", f.rails}};
-  if (!f.spines.empty()) j["spines"] = f.spines;
+  if (!f.spines.empty()) {
+    j["spines"] = nlohmann::json::array();
+    for (size_t r = 0; r < f.spines.size(); ++r) {
+      nlohmann::json rail = nlohmann::json::array();
+      for (size_t s = 0; s < f.spines[r].size(); ++s) {
+        const bool addressed = r < f.spine_addresses.size() && !f.spine_addresses[r][s].empty();
+        rail.push_back(addressed ? nlohmann::json{{"name", f.spines[r][s]}, {"addresses", f.spine_addresses[r][s]}}
+                                 : nlohmann::json(f.spines[r][s]));
+      }
+      j["spines"].push_back(std::move(rail));
+    }
+  }
   j["members"] = nlohmann::json::array();
   for (const Member& m : f.members) {
     nlohmann::json e = {{"name", m.name}};
@@ -176,7 +237,18 @@ std::string ToYaml(const Fabric& f) {
   out << YAML::Key << "rails" << YAML::Value << f.rails;
   if (!f.spines.empty()) {
     out << YAML::Key << "spines" << YAML::Value << YAML::BeginSeq;
-    for (const auto& s : f.spines) out << YAML::Flow << s;
+    for (size_t r = 0; r < f.spines.size(); ++r) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (size_t s = 0; s < f.spines[r].size(); ++s) {
+        if (r < f.spine_addresses.size() && !f.spine_addresses[r][s].empty()) {
+          out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << f.spines[r][s] << YAML::Key << "addresses"
+              << YAML::Value << f.spine_addresses[r][s] << YAML::EndMap;
+        } else {
+          out << f.spines[r][s];
+        }
+      }
+      out << YAML::EndSeq;
+    }
     out << YAML::EndSeq;
   }
   out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
@@ -194,6 +266,12 @@ FabricIndex::FabricIndex(const Fabric& f) : rails_(f.rails) {
   leaf_members_.resize(rails_);
   spines_ = f.spines;
   spines_.resize(rails_);
+  spine_of_router_.resize(rails_);
+  for (int r = 0; r < rails_ && r < static_cast<int>(f.spine_addresses.size()); ++r) {
+    for (size_t s = 0; s < f.spine_addresses[r].size(); ++s) {
+      for (const auto& a : f.spine_addresses[r][s]) spine_of_router_[r].emplace(a, static_cast<int>(s));
+    }
+  }
   std::vector<std::map<std::string, int>> ids(rails_);
   std::map<std::string, int> name_count;
   for (const Member& m : f.members) ++name_count[m.name];
@@ -214,6 +292,12 @@ FabricIndex::FabricIndex(const Fabric& f) : rails_(f.rails) {
     if (name_count[m.name] == 1) by_key_[m.name] = static_cast<int>(i);
     if (!m.address.empty()) by_key_[m.address] = static_cast<int>(i);
   }
+}
+
+int FabricIndex::SpineOfRouter(int rail, std::string_view address) const {
+  if (rail < 0 || rail >= rails_) return -1;
+  auto it = spine_of_router_[rail].find(address);
+  return it == spine_of_router_[rail].end() ? -1 : it->second;
 }
 
 int FabricIndex::Find(std::string_view key) const {

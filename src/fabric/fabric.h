@@ -6,7 +6,7 @@
 //   rails: 2
 //   spines:                       # optional, per rail: every leaf of the rail links to each
 //     - [spine-r0-00, spine-r0-01]
-//     - [spine-r1-00, spine-r1-01]
+//     - [{name: spine-r1-00, addresses: [10.1.0.1]}, spine-r1-01]
 //   members:
 //     - name: n0000
 //       address: 10.0.0.1         # optional: tells apart two members with one hostname
@@ -15,7 +15,10 @@
 //
 // A member with `leaf:` has the same leaf on every rail (a fabric that is not
 // rail-optimised). The sweep plans by leaves and judges uplinks by leaf and
-// spine; the file is data, so a user can write it by hand.
+// spine; the file is data, so a user can write it by hand. A spine's
+// `addresses` are those it answers TTL-expired probes from (its interface or
+// loopback addresses): with them the sweep maps each flow's traced path to
+// the spine it crossed.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -41,6 +44,9 @@ struct Fabric {
   int rails = 1;
   std::vector<Member> members;
   std::vector<std::vector<std::string>> spines;  // per rail; empty when unknown
+  // Per rail, per spine (parallel to spines): the router addresses of each
+  // spine; empty when no spine lists any.
+  std::vector<std::vector<std::vector<std::string>>> spine_addresses;
   std::string source;                            // where it came from ("file x.yaml", "ibnetdiscover")
 };
 
@@ -70,6 +76,9 @@ class FabricIndex {
   const std::vector<std::string>& spines(int rail) const { return spines_[rail]; }
   // The member with this name (or address); -1 when none or ambiguous.
   int Find(std::string_view name_or_address) const;
+  // The spine of `rail` that answers from this router address; -1 when none.
+  int SpineOfRouter(int rail, std::string_view address) const;
+  bool knows_routers(int rail) const { return rail >= 0 && rail < rails_ && !spine_of_router_[rail].empty(); }
 
  private:
   int rails_ = 1;
@@ -78,6 +87,7 @@ class FabricIndex {
   std::vector<std::vector<std::vector<int>>> leaf_members_;
   std::vector<std::vector<std::string>> spines_;
   std::map<std::string, int, std::less<>> by_key_;
+  std::vector<std::map<std::string, int, std::less<>>> spine_of_router_;
 };
 
 }  // namespace fabcheck::fabric

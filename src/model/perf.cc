@@ -153,6 +153,7 @@ void to_json(nlohmann::json& j, const PerfSizeResult& v) {
   PutIfSet(j, "bw_tx", v.bw_tx);
   PutIfSet(j, "bw_rx", v.bw_rx);
   PutIfSet(j, "lat", v.lat);
+  if (!v.stream_gbps.empty()) j["stream_gbps"] = v.stream_gbps;
   if (!v.error.empty()) j["error"] = v.error;
 }
 void from_json(const nlohmann::json& j, PerfSizeResult& v) {
@@ -163,6 +164,7 @@ void from_json(const nlohmann::json& j, PerfSizeResult& v) {
   ReadOptional(j, "bw_tx", v.bw_tx);
   ReadOptional(j, "bw_rx", v.bw_rx);
   ReadOptional(j, "lat", v.lat);
+  v.stream_gbps = json_fields::NumbersOr<double>(j, "stream_gbps");
   Read(j, "error", v.error);
 }
 
@@ -173,6 +175,12 @@ void from_json(const nlohmann::json& j, CpuUse& v) {
   Read(j, "percent", v.percent);
   Read(j, "user_s", v.user_s);
   Read(j, "system_s", v.system_s);
+}
+
+void to_json(nlohmann::json& j, const PerfFlowPath& v) { j = {{"local_port", v.local_port}, {"hops", v.hops}}; }
+void from_json(const nlohmann::json& j, PerfFlowPath& v) {
+  Read(j, "local_port", v.local_port);
+  Read(j, "hops", v.hops);
 }
 
 void to_json(nlohmann::json& j, const PerfEndpoint& v) {
@@ -195,6 +203,7 @@ void to_json(nlohmann::json& j, const PerfEndpoint& v) {
        {"notes", v.notes}};
   j["gid_index"] = v.gid_index ? nlohmann::json(*v.gid_index) : nlohmann::json(nullptr);
   j["numa_node"] = v.numa_node ? nlohmann::json(*v.numa_node) : nlohmann::json(nullptr);
+  if (!v.flows.empty()) j["flows"] = v.flows;
 }
 void from_json(const nlohmann::json& j, PerfEndpoint& v) {
   Read(j, "role", v.role);
@@ -216,6 +225,7 @@ void from_json(const nlohmann::json& j, PerfEndpoint& v) {
   Read(j, "cpu", v.cpu);
   Read(j, "zerocopy", v.zerocopy);
   Read(j, "notes", v.notes);
+  Read(j, "flows", v.flows);
 }
 
 void to_json(nlohmann::json& j, const PerfSettings& v) {

@@ -71,6 +71,10 @@ model::PerfSizeResult AssembleSize(const TestParams& p, uint64_t size, const Sid
   } else if (client.tx_elapsed_s > 0) {
     r.bw = model::MakeBwFigures(client.tx_bytes, client.tx_messages, client.tx_elapsed_s,
                                 server.rx_peak_gbps > 0 ? server.rx_peak_gbps : client.tx_peak_gbps);
+    for (size_t s = 0; s < client.stream_tx_bytes.size() && s < client.stream_tx_elapsed_s.size(); ++s) {
+      const double t = client.stream_tx_elapsed_s[s];
+      r.stream_gbps.push_back(t > 0 ? static_cast<double>(client.stream_tx_bytes[s]) * 8 / t / 1e9 : 0);
+    }
   } else {
     // A transport where the server did the timed work (e.g. a passive client).
     r.bw = model::MakeBwFigures(server.tx_bytes, server.tx_messages, server.tx_elapsed_s, server.tx_peak_gbps);
@@ -179,6 +183,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
   local.connect_timeout = o.connect_timeout;
   local.io_timeout = o.io_timeout;
   local.cancel = o.cancel;
+  local.trace_hops = o.trace_hops;
   FramedConnection conn(std::move(fd), "server " + server_name, o.cancel);
   if (o.tls) RETURN_IF_ERROR(conn.StartTls(*o.tls, /*as_server=*/false, o.tls_server_name, o.connect_timeout));
 

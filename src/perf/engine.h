@@ -33,6 +33,10 @@ struct ClientOptions {
   // rail address its certificate may not list: they verify the chain only).
   std::shared_ptr<const net::TlsContext> tls;
   std::string tls_server_name;
+  // tcp: before each data connection connects, learn the routers it crosses
+  // with TTL-limited probes 1..trace_hops on its 5-tuple (perf/flow_path.h);
+  // the result's client endpoint lists them (PerfEndpoint::flows). 0 = off.
+  int trace_hops = 0;
 };
 
 // Runs the test. A Status when it could not start (bad parameters,

@@ -233,6 +233,10 @@ void to_json(nlohmann::json& j, const SideMeasurement& m) {
        {"validate_errors", m.validate_errors}, {"validate_detail", m.validate_detail}};
   // rtt samples stay on the side that timed them; only their count travels.
   j["rtt_samples"] = m.rtt_us.size();
+  if (!m.stream_tx_bytes.empty()) {
+    j["stream_tx_bytes"] = m.stream_tx_bytes;
+    j["stream_tx_elapsed_s"] = m.stream_tx_elapsed_s;
+  }
 }
 
 void from_json(const nlohmann::json& j, SideMeasurement& m) {
@@ -247,6 +251,9 @@ void from_json(const nlohmann::json& j, SideMeasurement& m) {
   m.rx_peak_gbps = model::json_fields::NumberOr(j, "rx_peak_gbps", 0.0);
   m.validate_errors = model::json_fields::NumberOr(j, "validate_errors", uint64_t{0});
   m.validate_detail = j.value("validate_detail", "");
+  m.stream_tx_bytes = model::json_fields::NumbersOr<uint64_t>(j, "stream_tx_bytes");
+  m.stream_tx_elapsed_s = model::json_fields::NumbersOr<double>(j, "stream_tx_elapsed_s");
+  if (m.stream_tx_elapsed_s.size() != m.stream_tx_bytes.size()) m.stream_tx_bytes.clear(), m.stream_tx_elapsed_s.clear();
 }
 
 std::optional<Status> FramedControlChannel::PeerGone() {

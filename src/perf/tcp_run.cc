@@ -342,6 +342,10 @@ Result<SideMeasurement> RunBandwidth(const RunContext& ctx, uint64_t size, Contr
   for (int c = 0; c < n; ++c) {
     const Direction& d = dirs[static_cast<size_t>(c)];
     if (sends_on(c)) {
+      if (senders > 1) {
+        m.stream_tx_bytes.push_back(d.messages * size);
+        m.stream_tx_elapsed_s.push_back(d.messages > 0 ? Seconds(d.end - d.start) : 0);
+      }
       m.tx_messages += d.messages;
       tx_start = std::min(tx_start, d.start);
       tx_end = std::max(tx_end, d.end);

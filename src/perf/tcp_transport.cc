@@ -17,6 +17,7 @@
 #include "fabcheck/model/json_fields.h"
 #include "net/auth.h"
 #include "net/hmac.h"
+#include "perf/flow_path.h"
 #include "perf/tcp_internal.h"
 #include "perf/tcp_run.h"
 
@@ -107,6 +108,33 @@ Status TcpTransport::ConfigureSocket(int fd) const {
 
 int TcpTransport::Connections() const { return params_.streams * (params_.bidir ? 2 : 1); }
 
+void TcpTransport::TracePaths(int port, std::vector<UniqueFd>* bound) {
+  // The test itself runs whatever happens here; a note says why its paths are unknown.
+  auto give_up = [&](const Status& why) {
+    notes_.push_back("flow paths not traced: " + why.message());
+    bound->clear();
+  };
+  auto peer = ResolveFlowPeer(local_.control_peer_addr, port);
+  if (!peer.ok()) return give_up(peer.status());
+  flow_peer_ = *peer;
+  std::vector<int> ports;
+  for (int i = 0; i < Connections(); ++i) {
+    auto fd = BindFlowSocket(flow_peer_);
+    if (!fd.ok()) return give_up(fd.status());
+    ports.push_back(LocalPort(fd->get()));
+    bound->push_back(std::move(*fd));
+  }
+  PathProbeOptions o;
+  o.max_ttl = local_.trace_hops;
+  o.cancel = local_.cancel;
+  auto hops = TraceFlowPaths(flow_peer_, ports, o);
+  if (!hops.ok()) {
+    notes_.push_back("flow paths not traced: " + hops.status().message());
+    return;  // the bound sockets still carry the test
+  }
+  for (size_t i = 0; i < ports.size(); ++i) paths_.push_back({ports[i], std::move((*hops)[i])});
+}
+
 Status TcpTransport::Setup(const TestParams& params, const LocalContext& local, ControlChannel& control) {
   params_ = params;
   local_ = local;
@@ -153,8 +181,13 @@ Status TcpTransport::Setup(const TestParams& params, const LocalContext& local, 
     if (port <= 0 || port > 65535 || cookie.size() != 32) {
       return DataLossError(fmt::format("{} during tcp.listen: bad data port or cookie", control.PeerName()));
     }
+    std::vector<UniqueFd> bound;
+    if (local.trace_hops > 0) TracePaths(port, &bound);
     for (int i = 0; i < n; ++i) {
-      auto fd = ConnectTcp(local.control_peer_addr, port, local.connect_timeout);
+      auto fd = bound.empty()
+                    ? ConnectTcp(local.control_peer_addr, port, local.connect_timeout)
+                    : ConnectFlowSocket(std::move(bound[static_cast<size_t>(i)]), flow_peer_, local.connect_timeout,
+                                        fmt::format("connect to {}:{}", local.control_peer_addr, port));
       if (!fd.ok()) return fd.status().WithContext(fmt::format("data connection {} of {}", i + 1, n));
       std::string hello = Hello(static_cast<uint32_t>(i), cookie);
       RETURN_IF_ERROR(SendAllDeadline(fd->get(), hello.data(), hello.size(), DeadlineAfter(local.connect_timeout),
@@ -190,6 +223,7 @@ model::PerfEndpoint TcpTransport::Describe() const {
   e.numa_policy = local_.spec != nullptr ? local_.spec->numa.ToString() : "auto";
   e.cpus = cpus_;
   e.notes = notes_;
+  e.flows = paths_;
   return e;
 }
 

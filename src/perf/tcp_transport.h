@@ -15,6 +15,7 @@
 
 #include "base/fd.h"
 #include "base/status.h"
+#include "perf/flow_path.h"
 #include "perf/tcp_internal.h"
 #include "perf/transport.h"
 
@@ -44,6 +45,10 @@ class TcpTransport final : public Transport {
   Status SetupPlacement();
   Status ConfigureSocket(int fd) const;
   int Connections() const;
+  // Client with LocalContext::trace_hops: binds one socket per connection and
+  // traces each one's path before any connects (perf/flow_path.h).
+  // Never fails the test: what went wrong becomes a note.
+  void TracePaths(int port, std::vector<UniqueFd>* bound);
 
   TestParams params_;
   LocalContext local_;
@@ -52,6 +57,8 @@ class TcpTransport final : public Transport {
   std::vector<int> cpus_;
   std::optional<int> bound_node_;
   std::vector<std::string> notes_;
+  std::vector<model::PerfFlowPath> paths_;
+  FlowPeer flow_peer_;
   const dl::CudaApi* cuda_ = nullptr;  // set for --mem cuda:N (staged)
 };
 

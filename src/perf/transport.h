@@ -196,6 +196,9 @@ struct LocalContext {
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds io_timeout{30000};  // the longest any single wait may block
   const std::atomic<bool>* cancel = nullptr;    // set when the engine gives up (server shutdown)
+  // Client, tcp: TTL-limited probes 1..trace_hops on each data connection's
+  // 5-tuple before it connects (perf/flow_path.h); 0 = none.
+  int trace_hops = 0;
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };
 
@@ -220,6 +223,11 @@ struct SideMeasurement {
   // iterations (iters-1 deltas of consecutive ping-pong timestamps, as
   // perftest), on the side that timed them (the client). Never halved here.
   std::vector<double> rtt_us;
+  // bw with several streams: what each of this side's sending streams sent in
+  // the measured phase and how long it took, in connection order (empty when
+  // the transport cannot tell streams apart).
+  std::vector<uint64_t> stream_tx_bytes;
+  std::vector<double> stream_tx_elapsed_s;
   // --validate: messages whose contents did not match the pattern.
   uint64_t validate_errors = 0;
   std::string validate_detail;  // the first mismatch: "stream 2 message 17 byte 4096: got 0x13 want 0x12"

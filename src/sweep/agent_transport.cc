@@ -140,6 +140,8 @@ std::optional<model::SweepPairResult> AgentTransport::Direction(const TestSpec& 
   req.mtu_port = to.info->mtu_port;
   // Several flows are several connections, each with its own source port.
   req.streams = std::max(req.streams, s.flows);
+  const bool trace = s.flows > 1 && fabric_ && fabric_->knows_routers(s.rail) && options_.path_hops > 0;
+  if (trace) req.path_hops = options_.path_hops;
   req.source = rails_ > 1 || options_.rails ? address(from) : "";
   if (req.source == from.endpoint.host && !(from.info && !from.info->rails.empty())) req.source.clear();
   model::SweepPairResult p;
@@ -161,6 +163,19 @@ std::optional<model::SweepPairResult> AgentTransport::Direction(const TestSpec& 
   p.local_mtu = res->local_mtu;
   p.transport = res->transport;
   p.error = Join(res->errors, "; ");
+  if (s.flows > 1 && res->flow_gbps.size() > 1) {
+    // Each flow's figure, and the spine its traced path went through.
+    for (size_t f = 0; f < res->flow_gbps.size(); ++f) {
+      p.flow_gbps.push_back(static_cast<float>(res->flow_gbps[f]));
+      int spine = -1;
+      if (trace && f < res->flow_hops.size()) {
+        for (const auto& hop : res->flow_hops[f]) {
+          if (spine < 0 && !hop.empty()) spine = fabric_->SpineOfRouter(s.rail, hop);
+        }
+      }
+      p.flow_spine.push_back(static_cast<int16_t>(spine));
+    }
+  }
   if (!res->errors.empty() && !control::AgentClient(to.endpoint, client_options_).Health().ok()) {
     std::lock_guard lock(to.mu);
     if (to.reachable.exchange(false)) to.error = fmt::format("stopped answering mid-sweep: {}", p.error);

@@ -25,6 +25,10 @@ struct AgentTransportOptions {
   std::chrono::milliseconds info_timeout{5000};
   int max_parallel_pairs = 256;
   bool rails = false;              // use every rail the agents list (else rail 0 only)
+  // Multi-flow tests on a rail whose spines list router addresses: each flow's
+  // routers are traced with TTLs 1..path_hops on its own 5-tuple, and the hop
+  // that is a spine's address says which spine it crossed (0 = never).
+  int path_hops = 2;
   const std::atomic<bool>* stop = nullptr;
 };
 
@@ -40,6 +44,7 @@ class AgentTransport : public Transport {
   bool Reachable(int member) const override;
   double ElapsedSeconds() const override;
   std::string TransportName() const override { return options_.test.transport; }
+  void UseFabric(const fabric::FabricIndex& fabric) override { fabric_ = &fabric; }
   // Why a member is unreachable (empty when it answers).
   std::string Error(int member) const;
   std::chrono::milliseconds test_timeout() const { return timeout_; }
@@ -56,6 +61,7 @@ class AgentTransport : public Transport {
   std::chrono::steady_clock::time_point start_;
   std::vector<std::string> names_;
   int rails_ = 1;
+  const fabric::FabricIndex* fabric_ = nullptr;
 };
 
 // Gives every member its display name: the name, or name@host when another

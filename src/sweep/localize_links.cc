@@ -138,8 +138,12 @@ void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabri
       const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
       if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
       // Every flow of a multi-flow test slow at once is the host (a busy moment), not a path:
-      // a bad uplink or spine takes only the flows hashed onto it.
-      if (t.flow_gbps.size() > 1 && *t.bw_gbps < o.slow * nics.reference[r]) continue;
+      // a bad uplink or spine takes only the flows hashed onto it. The flows' own
+      // rates add up to what the host sent; the test's figure may be lower, as
+      // it waits for the slowest flow to deliver.
+      double sum = 0;
+      for (float g : t.flow_gbps) sum += g;
+      if (t.flow_gbps.size() > 1 && sum < o.slow * nics.reference[r]) continue;
       // A flow's fair share of the reference: one slow flow leaves its share to the others.
       const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
       for (size_t f = 0; f < t.flow_gbps.size(); ++f) {
@@ -227,6 +231,24 @@ void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabri
       const int leaf = best / spines, spine = best % spines;
       const bool enough = best_count >= o.uplink_min_slow_flows && static_cast<int>(rounds.size()) >= o.min_rounds;
       if (share < o.uplink_slow_share) break;  // the worst left is noise or contention
+      // An uplink whose every flow also crossed another uplink of the same
+      // spine (only two leaves send flows through it) cannot be told from that
+      // one: the pair is named, as the path through the spine.
+      int twin = -1;
+      for (const auto& [u, c] : count) {
+        if (u == best || c != best_count || up[u].flows != up[best].flows || u % spines != best % spines) continue;
+        bool same = true;
+        for (const SlowFlow& f : slow) {
+          if (!f.explained && (f.up == best || f.down == best) != (f.up == u || f.down == u)) {
+            same = false;
+            break;
+          }
+        }
+        if (same) {
+          twin = u;
+          break;
+        }
+      }
       for (SlowFlow& f : slow) {
         if (f.up == best || f.down == best) f.explained = true;
       }
@@ -243,6 +265,16 @@ void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabri
       e.confidence = Confidence(static_cast<int>(rounds.size()) + 1) * std::min(1.0, share / 0.75);
       e.why = fmt::format("{} of {} flows through {} were slow, in {} rounds, between NICs that are fast "
                           "elsewhere", best_count, up[best].flows, e.element, rounds.size());
+      if (twin >= 0) {
+        const int a = std::min(leaf, twin / spines), b = std::max(leaf, twin / spines);
+        e.element = fmt::format("{}~{}~{}", fabric.leaf_name(r, a), fabric.spines(r)[spine], fabric.leaf_name(r, b));
+        e.why = fmt::format("{} of {} flows through {} between {} and {} were slow, in {} rounds, between NICs "
+                            "that are fast elsewhere; no other leaf sent flows through {}, so which of its two "
+                            "uplinks it is cannot be told: check {}~{} and {}~{}", best_count, up[best].flows,
+                            fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.leaf_name(r, b),
+                            rounds.size(), fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.spines(r)[spine],
+                            fabric.leaf_name(r, b), fabric.spines(r)[spine]);
+      }
       for (const SlowFlow& f : slow) {
         if ((f.up == best || f.down == best) && e.evidence.size() < 4) e.evidence.push_back(evidence(f));
       }

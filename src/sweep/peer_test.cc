@@ -31,6 +31,7 @@ Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerT
     o.params.sizes = {r.bw_size};
     o.params.duration_s = r.bw_duration_s;
     o.params.streams = r.streams;
+    o.trace_hops = r.path_hops;
   } else {
     o.params.sizes = {r.lat_size};
     o.params.duration_s = r.lat_duration_s;
@@ -54,6 +55,8 @@ Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& r,
       out.bw_gbps = bw->results.front().bw->avg_gbps;
       out.transport = bw->settings.transport;
       out.device = bw->client.device;
+      out.flow_gbps = bw->results.front().stream_gbps;
+      for (const auto& f : bw->client.flows) out.flow_hops.push_back(f.hops);
     } else {
       out.errors.push_back(fmt::format("bandwidth to {}: {}", peer,
                                        bw.ok() ? "no bandwidth figure" : bw.status().message()));

@@ -100,6 +100,7 @@ Result<fabric::Fabric> MatchFabric(const fabric::Fabric& f, const std::vector<mo
   }
   for (int r = 0; r < rails && !f.spines.empty(); ++r) {
     out.spines.push_back(f.spines[f.rails == 1 ? 0 : r]);
+    if (!f.spine_addresses.empty()) out.spine_addresses.push_back(f.spine_addresses[f.rails == 1 ? 0 : r]);
     if (f.rails == 1 && rails > 1) {
       for (auto& s : out.spines.back()) s = fmt::format("{}/r{}", s, r);
     }
@@ -118,6 +119,7 @@ Result<model::SweepResult> RunSweep(const std::vector<control::HostPort>& endpoi
   t.info_timeout = o.info_timeout;
   t.max_parallel_pairs = o.max_parallel_pairs;
   t.rails = o.rails;
+  t.path_hops = o.path_hops;
   t.stop = o.stop;
   AgentTransport transport(endpoints, t);
   auto result = RunSweepOver(transport, o);
@@ -155,6 +157,7 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
     ASSIGN_OR_RETURN(matched, MatchFabric(*o.fabric, result.members, rails));
     index.emplace(*matched);
     result.spines = matched->spines;
+    transport.UseFabric(*index);
   }
   PlanOptions plan;
   plan.pattern = o.pattern;

@@ -56,6 +56,7 @@ struct SweepOptions {
   int flows = 0;                   // flows per inter-leaf test; 0: enough to cover the spines (p >= 0.9)
   double uplink_load = 0.5;        // share of a leaf testing across leaves at once
   int max_rounds = 100;            // adaptive: the budget of rounds
+  int path_hops = 2;               // agents: trace flows' routers up to this TTL (AgentTransportOptions::path_hops)
   bool dense_matrices = true;      // n x n matrices in the result (off for very large simulated fabrics)
   AnalysisOptions analysis;
   LocalizeOptions localize;

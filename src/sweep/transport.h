@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fabcheck/model/sweep.h"
+#include "fabric/fabric.h"
 
 namespace fabcheck::sweep {
 
@@ -42,6 +43,10 @@ class Transport {
   virtual double ElapsedSeconds() const = 0;
   // What the tests were measured with ("tcp", "verbs", "simulated").
   virtual std::string TransportName() const = 0;
+  // The fabric matched to the members (after Discover, before the first
+  // round; indexed like them, alive for the sweep): a transport that can
+  // trace paths maps each flow to the spine it crossed with it.
+  virtual void UseFabric(const fabric::FabricIndex& /*fabric*/) {}
 };
 
 }  // namespace fabcheck::sweep

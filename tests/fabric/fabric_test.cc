@@ -69,6 +69,45 @@ TEST(Fabric, MalformedFilesNameTheObjectAndTheFix) {
   ExpectError("[1, 2]", "a fabric file is a mapping");
 }
 
+// Spines may list the router addresses they answer TTL probes from: the
+// sweep maps a flow's traced hop to its spine with them.
+TEST(Fabric, SpineAddressesMapTracedHopsToSpines) {
+  constexpr char kText[] = R"(schema: fabcheck.fabric/v1
+spines:
+  - [{name: spine-0, addresses: [10.78.10.2, 10.78.20.2]}, spine-1]
+members:
+  - {name: a, leaf: leaf-0}
+  - {name: b, leaf: leaf-1}
+)";
+  auto f = ParseFabric(kText, "s.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  FabricIndex index(*f);
+  EXPECT_TRUE(index.knows_routers(0));
+  EXPECT_EQ(index.SpineOfRouter(0, "10.78.20.2"), 0);
+  EXPECT_EQ(index.SpineOfRouter(0, "10.78.1.254"), -1);  // a leaf's address: not a spine
+  EXPECT_EQ(index.SpineOfRouter(3, "10.78.20.2"), -1);
+  for (const std::string& text : {ToYaml(*f), ToJson(*f).dump()}) {
+    auto again = ParseFabric(text, "again");
+    ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << text;
+    EXPECT_EQ(again->spine_addresses, f->spine_addresses);
+    EXPECT_EQ(again->spines, f->spines);
+  }
+  auto plain = ParseFabric(kTwoRails, "t.yaml");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(FabricIndex(*plain).knows_routers(0));
+  const std::pair<const char*, const char*> bad[] = {
+      {"spines:\n  - [{name: s0, addresses: [10.0.0.1]}, {name: s1, addresses: [10.0.0.1]}]\n", "both s0 and s1"},
+      {"spines:\n  - [{name: s0, adress: [10.0.0.1]}]\n", "unknown key 'adress'"},
+      {"spines:\n  - [{addresses: [10.0.0.1]}]\n", "has no name"},
+  };
+  for (const auto& [spines, why] : bad) {
+    auto r = ParseFabric(std::string("schema: fabcheck.fabric/v1\n") + spines + "members:\n  - {name: a, leaf: l}\n",
+                         "bad.yaml");
+    ASSERT_FALSE(r.ok()) << spines;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(Fabric, TwoMembersWithOneNameAreFoundByAddressOnly) {
   auto f = ParseFabric("schema: fabcheck.fabric/v1\nmembers: [{name: a, address: 10.0.0.1, leaf: l},"
                        " {name: a, address: 10.0.0.2, leaf: l}]", "t");

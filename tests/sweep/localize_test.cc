@@ -176,6 +176,33 @@ TEST(Localize, SlowFlowsThroughOneUplinkNameItNotTheSpineNorTheFarEnds) {
   EXPECT_EQ(l.findings[0].element, "leaf1-r0~spine2-r0");
 }
 
+// Two leaves: every flow through a spine crosses both its uplinks, so a slow
+// one is named as the path through that spine, never one uplink by chance.
+TEST(Localize, WithTwoLeavesTheSlowUplinkIsNamedAsThePathThroughItsSpine) {
+  Cluster c(16, 8, 1, 2);
+  c.Ring(8, 2, [](int, int) { return 1.0; });
+  for (int round = 3; round <= 5; ++round) {
+    for (int a = 0; a < 16; ++a) {
+      const int b = (a + 8) % 16;
+      auto& t = c.Add(a, b, 0, 0, round);
+      int slow = 0;
+      for (int f = 0; f < 5; ++f) slow += (a * 3 + f + round) % 2;
+      // The flows through spine 1 crawl; the others take what they leave of the port.
+      for (int f = 0; f < 5; ++f) {
+        const int spine = (a * 3 + f + round) % 2;
+        t.flow_gbps.push_back(spine == 1 ? 2.0f : static_cast<float>((100.0 - 2 * slow) / (5 - slow)));
+        t.flow_spine.push_back(static_cast<int16_t>(spine));
+      }
+      t.bw_gbps = 2.0 * 5 / slow;  // the test waits for its slowest flow
+    }
+  }
+  auto l = c.Run();
+  ASSERT_EQ(l.findings.size(), 1u) << (l.findings.empty() ? "nothing" : l.findings[0].element);
+  EXPECT_EQ(l.findings[0].kind, "uplink");
+  EXPECT_EQ(l.findings[0].element, "leaf0-r0~spine1-r0~leaf1-r0");
+  EXPECT_NE(l.findings[0].why.find("cannot be told"), std::string::npos);
+}
+
 TEST(Localize, SlowFlowsFromEveryLeafNameTheSpine) {
   Cluster c(32, 8, 1, 4);
   c.Ring(8, 2, [](int, int) { return 1.0; });

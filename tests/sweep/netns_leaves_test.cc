@@ -1,10 +1,17 @@
 // End to end, as root: the topology-aware adaptive sweep of real agents over
-// two leaves (bridges) joined by one spine path (tests/sweep/netns_leaves.sh):
-//   the spine path shaped to 300 Mbit/s both ways  -> an uplink finding between the leaves, no host named
-//   h6 shaped to 100 Mbit/s                          -> named as the node
-// Every agent reports the same name ("gpu", as clones of one image do): the
-// fabric file tells them apart by address and so must every output.
-// Skipped, with the reason, when not root or namespaces cannot be made.
+// a routed two-tier Clos in namespaces (tests/sweep/netns_leaves.sh): two
+// leaves of four hosts, two spines, ECMP on the 5-tuple at the leaves.
+//   the uplink leaf-0 ~ spine-1 shaped to 25 Mbit/s both ways -> only the flows
+//       ECMP hashes through spine-1 crawl; the agents trace each flow's
+//       routers on its own 5-tuple, so the sweep names the path through
+//       spine-1 (with two leaves its two uplinks cannot be told apart), not
+//       the hosts and not spine-0
+//   h6 shaped to 100 Mbit/s                    -> named as the node
+// Every host sends at most 500 Mbit/s (tbf), so the figures do not depend on
+// how busy the machine's CPUs are. Every agent reports the same name ("gpu",
+// as clones of one image do): the fabric file tells them apart by address and
+// so must every output. Skipped, with the reason, when not root or namespaces
+// cannot be made.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -31,10 +39,10 @@ const std::string& Prefix() {
   return kPrefix;
 }
 std::string Ns(const std::string& name) { return Prefix() + name; }
-std::string Addr(int i) { return "10.78.0." + std::to_string(i + 1); }
+std::string Addr(int i) { return "10.78." + std::to_string(i / 4 + 1) + "." + std::to_string(i + 1); }
 std::string Script(const std::string& args) { return "S16_PREFIX=" + Prefix() + " " + kScript + " " + args; }
 
-TEST(NetnsLeaves, AdaptiveSweepNamesTheSpinePathAndTheSlowHost) {
+TEST(NetnsLeaves, AdaptiveSweepNamesTheShapedUplinkByItsFlowsAndTheSlowHost) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to create network namespaces";
   if (Sh("command -v ip && command -v tc") != 0) GTEST_SKIP() << "needs iproute2 (ip, tc)";
   if (Sh(Script("up")) != 0) {
@@ -49,14 +57,19 @@ TEST(NetnsLeaves, AdaptiveSweepNamesTheSpinePathAndTheSlowHost) {
   auto tc = [&](const std::string& ns, const std::string& args) {
     if (Sh("ip netns exec " + Ns(ns) + " tc " + args) != 0) errors += "failed: tc " + args + "\n";
   };
-  // The spine path, both ways; bursts above the 9000-byte MTU so jumbo frames pass.
-  tc("l0", "qdisc add dev up0 root tbf rate 300mbit burst 128kb latency 100ms");
-  tc("l1", "qdisc add dev up1 root tbf rate 300mbit burst 128kb latency 100ms");
-  // h6, both ways: its egress and its bridge port.
-  tc("h6", "qdisc add dev eth0 root tbf rate 100mbit burst 128kb latency 100ms");
-  tc("l1", "qdisc add dev ph6 root tbf rate 100mbit burst 128kb latency 100ms");
+  // Every host's egress; bursts above the 9000-byte MTU so jumbo frames pass.
+  for (int i = 0; i < 8; ++i) {
+    const char* rate = i == 6 ? "100mbit" : "500mbit";
+    tc("h" + std::to_string(i), std::string("qdisc add dev eth0 root tbf rate ") + rate + " burst 256kb latency 50ms");
+  }
+  tc("l1", "qdisc add dev ph6 root tbf rate 100mbit burst 256kb latency 50ms");  // into h6
+  // The uplink leaf-0 ~ spine-1, both ways.
+  tc("l0", "qdisc add dev s1 root tbf rate 25mbit burst 64kb latency 50ms");
+  tc("s1", "qdisc add dev l0 root tbf rate 25mbit burst 64kb latency 50ms");
   std::ofstream fabric(dir + "/fabric.yaml");
-  fabric << "schema: fabcheck.fabric/v1\nmembers:\n";
+  fabric << "schema: fabcheck.fabric/v1\n"
+         << "spines:\n  - [{name: spine-0, addresses: [10.78.10.2, 10.78.20.2]},\n"
+         << "     {name: spine-1, addresses: [10.78.11.2, 10.78.21.2]}]\nmembers:\n";
   for (int i = 0; i < 8; ++i) fabric << "  - {name: gpu, address: " << Addr(i) << ", leaf: leaf-" << i / 4 << "}\n";
   fabric.close();
   std::vector<pid_t> agents;
@@ -76,8 +89,8 @@ TEST(NetnsLeaves, AdaptiveSweepNamesTheSpinePathAndTheSlowHost) {
   int exit_code = -1;
   if (errors.empty()) {
     pid_t sweep = Spawn({"ip", "netns", "exec", Ns("c"), FABCHECK_BINARY, "sweep", "--agents", list, "--strategy",
-                         "adaptive", "--topology", dir + "/fabric.yaml", "--duration", "0.5s", "--lat-duration", "0.2s",
-                         "--bw-size", "256K", "--token-file", dir + "/token", "--parallel", "1", "--quiet",
+                         "adaptive", "--topology", dir + "/fabric.yaml", "--duration", "0.5s", "--lat-duration", "0.1s",
+                         "--bw-size", "64K", "--token-file", dir + "/token", "--parallel", "2", "--quiet",
                          "--output", dir + "/sweep.json"},
                         dir + "/sweep.txt");
     exit_code = netns_test::WaitExit(sweep, std::chrono::seconds(240));
@@ -96,15 +109,29 @@ TEST(NetnsLeaves, AdaptiveSweepNamesTheSpinePathAndTheSlowHost) {
   std::set<std::string> displays;
   for (const auto& m : r.members) displays.insert(m.display);
   EXPECT_EQ(displays.size(), 8u);
-  EXPECT_TRUE(displays.count("gpu@10.78.0.7"));
+  EXPECT_TRUE(displays.count("gpu@10.78.2.7"));
+  // The agents reported each flow's figure and the spine its traced path crossed.
+  std::set<int> spines_seen;
+  size_t traced = 0;
+  for (const auto& p : r.pairs) {
+    for (int16_t s : p.flow_spine) {
+      if (s >= 0) spines_seen.insert(s), ++traced;
+    }
+  }
+  EXPECT_EQ(spines_seen, (std::set<int>{0, 1}));
+  EXPECT_GT(traced, 20u);
   std::map<std::string, std::string> named;  // element -> kind
   for (const auto& e : r.verdict.elements) named[e.element] = e.kind;
   const std::string text = netns_test::ReadFile(dir + "/sweep.txt");
-  EXPECT_EQ(named["gpu@10.78.0.7"], "node") << text;
-  EXPECT_EQ(named["leaf-0~?~leaf-1"], "uplink") << text;
-  EXPECT_EQ(named.size(), 2u) << text;  // no other host, and no NIC of the hosts behind the slow path
-  EXPECT_NE(text.find("gpu@10.78.0.7"), std::string::npos);
-  Sh("rm -rf " + dir);
+  EXPECT_EQ(named["gpu@10.78.2.7"], "node") << text;
+  EXPECT_EQ(named["leaf-0~spine-1~leaf-1"], "uplink") << text;
+  EXPECT_EQ(named.size(), 2u) << text;  // no other host, no NIC behind the slow uplink, not spine-0
+  EXPECT_NE(text.find("gpu@10.78.2.7"), std::string::npos);
+  if (::testing::Test::HasFailure()) {
+    std::cerr << "netns_leaves: the sweep's output is kept in " << dir << "\n";
+  } else {
+    Sh("rm -rf " + dir);
+  }
 }
 
 }  // namespace

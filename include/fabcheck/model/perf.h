@@ -68,6 +68,9 @@ struct PerfSizeResult {
   std::optional<BwFigures> bw_tx;      // bidirectional: client -> server
   std::optional<BwFigures> bw_rx;      // bidirectional: server -> client
   std::optional<LatencyFigures> lat;   // lat test
+  // Unidirectional bw with several streams: each stream's Gb/s, in stream
+  // order (empty otherwise, or when the transport cannot tell streams apart).
+  std::vector<double> stream_gbps;
   uint64_t validate_errors = 0;        // mismatching buffers seen by the receivers (--validate)
   std::string error;                   // non-empty when this size failed; the rest may be partial
 };
@@ -78,6 +81,13 @@ struct CpuUse {
   double percent = 0;
   double user_s = 0;
   double system_s = 0;
+};
+
+// The routers one data connection crossed, from TTL-limited probes on its
+// 5-tuple (tcp client with path tracing): hops[t-1] answered TTL t, "" none.
+struct PerfFlowPath {
+  int local_port = 0;
+  std::vector<std::string> hops;
 };
 
 // What one side (client or server) actually used.
@@ -104,6 +114,7 @@ struct PerfEndpoint {
   CpuUse cpu;
   bool zerocopy = false;         // tcp: MSG_ZEROCOPY used for sends
   std::vector<std::string> notes;  // anything worth knowing (e.g. "numa: NIC node unknown, not pinned")
+  std::vector<PerfFlowPath> flows;  // per data connection, when its path was traced (else empty)
 };
 
 // The parameters the client asked for and the server accepted.
@@ -162,6 +173,8 @@ void to_json(nlohmann::json& j, const PerfSizeResult& v);
 void from_json(const nlohmann::json& j, PerfSizeResult& v);
 void to_json(nlohmann::json& j, const CpuUse& v);
 void from_json(const nlohmann::json& j, CpuUse& v);
+void to_json(nlohmann::json& j, const PerfFlowPath& v);
+void from_json(const nlohmann::json& j, PerfFlowPath& v);
 void to_json(nlohmann::json& j, const PerfEndpoint& v);
 void from_json(const nlohmann::json& j, PerfEndpoint& v);
 void to_json(nlohmann::json& j, const PerfSettings& v);

@@ -47,7 +47,7 @@ void PrintSummary(const fabric::Fabric& f, std::ostream& out) {
     out << "  rail " << r << ": " << index.leaf_count(r) << " leaves (" << smallest << ".." << largest
         << " members each), " << (index.spines(r).empty() ? std::string("spines unknown")
                                                            : std::to_string(index.spines(r).size()) + " spines")
-        << "\n";
+        << (index.knows_routers(r) ? " with router addresses (flow paths can be traced)" : "") << "\n";
   }
 }
 

@@ -39,7 +39,7 @@ struct Options {
   int world = 0;
   std::string pattern = "pairwise";
   std::string topology;
-  int flows = 0, max_rounds = 100;
+  int flows = 0, max_rounds = 100, path_hops = 2;
   double uplink_load = 0.5;
   int peers = 3;
   uint64_t seed = 1;
@@ -202,6 +202,7 @@ int RunSweepCommand(const Options& o) {
   so.flows = o.flows;
   so.uplink_load = o.uplink_load;
   so.max_rounds = o.max_rounds;
+  so.path_hops = o.path_hops;
   so.stop = &g_stop;
   const bool tty = ::isatty(STDERR_FILENO);
   if (!o.quiet) {
@@ -265,6 +266,11 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
            "above 0",
            0, 1);
   t.Integer("--max-rounds", o->max_rounds, "Adaptive: the budget of rounds", 1, 1 << 20);
+  t.Integer("--path-hops", o->path_hops,
+            "Tests between leaves on a rail whose spines list addresses in the fabric file: trace each flow's "
+            "routers with TTLs 1..N on its own 5-tuple (TCP SYN probes, no privilege) to learn which spine it "
+            "crossed (0: off; 2 finds the spine of a two-tier Clos with routed or bridged leaves)",
+            0, 16);
   t.Integer("--peers", o->peers, "k-random: peers per node", 1, 1 << 20);
   t.Count("--seed", o->seed, "k-random: seed, to repeat a sweep", 0, uint64_t{1} << 62);
   t.Flag("--rails", o->rails, "Test NIC i of one node with NIC i of the other, all rails of a pair at once");
