@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -59,7 +60,8 @@ TEST(AgentServerTest, IdleHalfOpenAndSlowClientsDoNotLockOutHealthChecks) {
   for (int i = 0; i < 500; ++i) {
     UniqueFd fd = Connect(agent->port());
     if (!fd.valid()) break;
-    if (i % 40 == 0) (void)::send(fd.get(), "GET /v1/health HTTP/1.1\r\nX: ", 30, MSG_NOSIGNAL);  // never finished
+    static constexpr std::string_view kUnfinished = "GET /v1/health HTTP/1.1\r\nX: ";  // never finished
+    if (i % 40 == 0) (void)::send(fd.get(), kUnfinished.data(), kUnfinished.size(), MSG_NOSIGNAL);
     hostile.push_back(std::move(fd));
   }
   ASSERT_GT(hostile.size(), 400u);

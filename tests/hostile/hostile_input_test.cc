@@ -46,8 +46,8 @@ void ExpectContained(const RunResult& r, double max_seconds, long max_rss_mib) {
   EXPECT_FALSE(r.timed_out) << Describe(r);
   EXPECT_EQ(r.signal, 0) << Describe(r);
   EXPECT_GE(r.code, 0) << Describe(r);
-  EXPECT_LT(r.seconds, max_seconds) << Describe(r);
-  EXPECT_LT(r.max_rss_mib, max_rss_mib) << Describe(r);
+  EXPECT_LT(r.seconds, max_seconds * test_support::kSanitizerTimeFactor) << Describe(r);
+  EXPECT_LT(r.max_rss_mib, max_rss_mib * test_support::kSanitizerMemoryFactor) << Describe(r);
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << Describe(r);
 }
 

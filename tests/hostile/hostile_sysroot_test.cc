@@ -53,7 +53,7 @@ class HostileSysrootTest : public ::testing::Test {
 void ExpectContained(const RunResult& r, double max_seconds) {
   EXPECT_FALSE(r.timed_out) << Describe(r);
   EXPECT_EQ(r.signal, 0) << Describe(r);
-  EXPECT_LT(r.seconds, max_seconds) << Describe(r);
+  EXPECT_LT(r.seconds, max_seconds * test_support::kSanitizerTimeFactor) << Describe(r);
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << Describe(r);
 }
 

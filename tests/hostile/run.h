@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "../sanitizer_allowance.h"
+
 namespace fabcheck::hostile {
 
 struct RunResult {
@@ -74,7 +76,8 @@ inline RunResult RunFabcheck(const std::vector<std::string>& args, const RunOpti
   while (true) {
     pid_t done = ::wait4(pid, &status, WNOHANG, &usage);
     if (done == pid) break;
-    if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(options.timeout_s)) {
+    if (std::chrono::steady_clock::now() - start >
+        std::chrono::duration<double>(options.timeout_s * test_support::kSanitizerTimeFactor)) {
       run.timed_out = true;
       ::kill(pid, SIGKILL);
       ::wait4(pid, &status, 0, &usage);

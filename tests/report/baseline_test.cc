@@ -63,7 +63,9 @@ TEST(BaselineDiff, FindsEveryPlantedChange) {
 TEST(BaselineDiff, ThresholdAndIdentity) {
   EXPECT_TRUE(DiffBundles(Current(), Current(), 0.1).changes.empty());
   // Only the slow pair lost more than 10%; at 70% nothing counts as slower.
-  EXPECT_TRUE(Of(DiffBundles(Baseline(), Current(), 0.7), "pair.slower").empty());
+  // (Of points into the diff: each diff is kept while its pointers are read.)
+  const model::BaselineDiff at70 = DiffBundles(Baseline(), Current(), 0.7);
+  EXPECT_TRUE(Of(at70, "pair.slower").empty());
   // A pair that lost RDMA is reported as such, not as slower.
   BundleEvidence tcp = Current();
   for (auto& r : tcp.manifest.rungs) {
@@ -71,12 +73,14 @@ TEST(BaselineDiff, ThresholdAndIdentity) {
       if (r.id == "L3" && p.a == "dgx-01" && p.b == "dgx-02" && p.rail == 0) p.rdma = false, p.transport = "tcp";
     }
   }
-  auto lost = Of(DiffBundles(Baseline(), tcp, 0.1), "pair.rdma-lost");
+  const model::BaselineDiff rdma = DiffBundles(Baseline(), tcp, 0.1);
+  auto lost = Of(rdma, "pair.rdma-lost");
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_EQ(lost[0]->before, "verbs");
   EXPECT_EQ(lost[0]->after, "tcp");
   // Restored links are news too.
-  auto restored = Of(DiffBundles(Current(), Baseline(), 0.1), "pcie.restored");
+  const model::BaselineDiff back = DiffBundles(Current(), Baseline(), 0.1);
+  auto restored = Of(back, "pcie.restored");
   ASSERT_EQ(restored.size(), 1u);
   EXPECT_EQ(restored[0]->severity, model::Severity::kInfo);
 }
