@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs the Debian packages, builds from scratch and runs
 # every test (unit, netns end-to-end as root, the soft-RoCE lab when possible),
-# then the threaded suites under TSan (scripts/sanitize.sh) and every fuzz
-# target briefly (scripts/fuzz.sh).
+# then the threaded suites under TSan and the unit and netns tests under ASan +
+# UBSan (scripts/sanitize.sh), and every fuzz target briefly (scripts/fuzz.sh).
 # Tests that need root, hardware or qemu skip with a printed reason.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +19,11 @@ ctest --output-on-failure --timeout 900 -j "$(nproc)" "$@"
 cd ..
 # The sanitizer stage (scripts/sanitize.sh; FABCHECK_SANITIZERS=0 skips it):
 # the threaded suites (HTTP service, agent server, sweep coordinator,
-# rendezvous, exporter) under TSan. A data race fails the run.
+# rendezvous, exporter) under TSan, then every unit and netns test under ASan +
+# UBSan. A data race, a memory error, a leak or undefined behaviour fails the run.
 if [ "${FABCHECK_SANITIZERS:-1}" != 0 ]; then
   SANITIZE_DIR="$BUILD_DIR/tsan" ./scripts/sanitize.sh tsan
+  SANITIZE_DIR="$BUILD_DIR/asan" ./scripts/sanitize.sh asan
 fi
 # The fuzz stage: each libFuzzer target of fuzz/ for a few seconds on every
 # change (clang build included; FABCHECK_FUZZ=0 skips it, bench/fuzz.sh is the
