@@ -37,9 +37,10 @@ Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
   }
   for (auto it = root.begin(); it != root.end(); ++it) {
     std::string key = it->first.as<std::string>();
-    if (key != "schema" && key != "rails" && key != "spines" && key != "members" && key != "source") {
-      return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: schema, rails, spines, members, source)",
-                                              origin, key));
+    if (key != "schema" && key != "rails" && key != "spines" && key != "cores" && key != "members" &&
+        key != "source") {
+      return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: schema, rails, spines, cores, members, "
+                                              "source)", origin, key));
     }
   }
   if (!root["schema"] || !root["schema"].IsScalar() || root["schema"].as<std::string>() != kFabricSchema) {
@@ -127,6 +128,16 @@ Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
     }
     if (!any_address) f.spine_addresses.clear();
   }
+  if (root["cores"]) {
+    const YAML::Node cores = root["cores"];
+    if (!cores.IsSequence()) {
+      return InvalidArgumentError(fmt::format("{}: cores must be a list with one list of core names per rail", origin));
+    }
+    for (size_t r = 0; r < cores.size(); ++r) {
+      ASSIGN_OR_RETURN(auto names, Names(cores[r], fmt::format("{}: cores[{}]", origin, r)));
+      f.cores.push_back(std::move(names));
+    }
+  }
   RETURN_IF_ERROR(ValidateFabric(f));
   return f;
 }
@@ -165,6 +176,10 @@ Status ValidateFabric(const Fabric& f) {
   if (!f.spines.empty() && static_cast<int>(f.spines.size()) != f.rails) {
     return InvalidArgumentError(fmt::format("spines lists {} rails for {} rails: one list of spines per rail",
                                             f.spines.size(), f.rails));
+  }
+  if (!f.cores.empty() && (static_cast<int>(f.cores.size()) != f.rails || f.spines.empty())) {
+    return InvalidArgumentError(fmt::format("cores lists {} rails for {} rails: one list of cores per rail, with the "
+                                            "spines below them", f.cores.size(), f.rails));
   }
   if (!f.spine_addresses.empty()) {
     if (f.spine_addresses.size() != f.spines.size()) {
@@ -220,6 +235,7 @@ nlohmann::json ToJson(const Fabric& f) {
       j["spines"].push_back(std::move(rail));
     }
   }
+  if (!f.cores.empty()) j["cores"] = f.cores;
   j["members"] = nlohmann::json::array();
   for (const Member& m : f.members) {
     nlohmann::json e = {{"name", m.name}};
@@ -251,6 +267,11 @@ std::string ToYaml(const Fabric& f) {
     }
     out << YAML::EndSeq;
   }
+  if (!f.cores.empty()) {
+    out << YAML::Key << "cores" << YAML::Value << YAML::BeginSeq;
+    for (const auto& c : f.cores) out << YAML::Flow << c;
+    out << YAML::EndSeq;
+  }
   out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
   for (const Member& m : f.members) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name;
@@ -266,6 +287,8 @@ FabricIndex::FabricIndex(const Fabric& f) : rails_(f.rails) {
   leaf_members_.resize(rails_);
   spines_ = f.spines;
   spines_.resize(rails_);
+  cores_ = f.cores;
+  cores_.resize(rails_);
   spine_of_router_.resize(rails_);
   for (int r = 0; r < rails_ && r < static_cast<int>(f.spine_addresses.size()); ++r) {
     for (size_t s = 0; s < f.spine_addresses[r].size(); ++s) {

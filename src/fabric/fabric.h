@@ -47,6 +47,9 @@ struct Fabric {
   // Per rail, per spine (parallel to spines): the router addresses of each
   // spine; empty when no spine lists any.
   std::vector<std::vector<std::vector<std::string>>> spine_addresses;
+  // Per rail: the core (super-spine) switches above the spines of a
+  // three-tier Clos, every spine linked to each; empty for two tiers.
+  std::vector<std::vector<std::string>> cores;
   std::string source;                            // where it came from ("file x.yaml", "ibnetdiscover")
 };
 
@@ -74,6 +77,7 @@ class FabricIndex {
   const std::string& leaf_name(int rail, int leaf) const { return leaf_names_[rail][leaf]; }
   const std::vector<int>& leaf_members(int rail, int leaf) const { return leaf_members_[rail][leaf]; }
   const std::vector<std::string>& spines(int rail) const { return spines_[rail]; }
+  const std::vector<std::string>& cores(int rail) const { return cores_[rail]; }
   // The member with this name (or address); -1 when none or ambiguous.
   int Find(std::string_view name_or_address) const;
   // The spine of `rail` that answers from this router address; -1 when none.
@@ -85,7 +89,7 @@ class FabricIndex {
   std::vector<std::vector<int>> leaf_of_;
   std::vector<std::vector<std::string>> leaf_names_;
   std::vector<std::vector<std::vector<int>>> leaf_members_;
-  std::vector<std::vector<std::string>> spines_;
+  std::vector<std::vector<std::string>> spines_, cores_;
   std::map<std::string, int, std::less<>> by_key_;
   std::vector<std::map<std::string, int, std::less<>>> spine_of_router_;
 };

@@ -116,6 +116,10 @@ void to_json(nlohmann::json& j, const SweepPairResult& p) {
   if (!p.flow_gbps.empty()) {
     j["flow_gbps"] = p.flow_gbps;
     j["flow_spine"] = p.flow_spine;
+    if (!p.flow_core.empty()) {
+      j["flow_core"] = p.flow_core;
+      j["flow_spine_down"] = p.flow_spine_down;
+    }
   }
   if (p.a_port_gbps) j["a_port_gbps"] = *p.a_port_gbps;
   if (p.b_port_gbps) j["b_port_gbps"] = *p.b_port_gbps;
@@ -136,6 +140,12 @@ void from_json(const nlohmann::json& j, SweepPairResult& p) {
   p.flow_gbps = j.value("flow_gbps", std::vector<float>{});
   p.flow_spine = j.value("flow_spine", std::vector<int16_t>{});
   if (p.flow_spine.size() != p.flow_gbps.size()) p.flow_spine.assign(p.flow_gbps.size(), -1);
+  p.flow_core = j.value("flow_core", std::vector<int16_t>{});
+  p.flow_spine_down = j.value("flow_spine_down", std::vector<int16_t>{});
+  if (p.flow_core.size() != p.flow_gbps.size() || p.flow_spine_down.size() != p.flow_gbps.size()) {
+    p.flow_core.clear();
+    p.flow_spine_down.clear();
+  }
   p.a_port_gbps = Optional<double>(j, "a_port_gbps");
   p.b_port_gbps = Optional<double>(j, "b_port_gbps");
   p.loss = Optional<double>(j, "loss");
@@ -260,6 +270,7 @@ void to_json(nlohmann::json& j, const SweepResult& r) {
        {"matrices", r.matrices},
        {"verdict", r.verdict}};
   if (!r.spines.empty()) j["spines"] = r.spines;
+  if (!r.cores.empty()) j["cores"] = r.cores;
 }
 
 void from_json(const nlohmann::json& j, SweepResult& r) {
@@ -280,6 +291,7 @@ void from_json(const nlohmann::json& j, SweepResult& r) {
   r.pairs = j.value("pairs", std::vector<SweepPairResult>{});
   r.matrices = j.value("matrices", std::vector<SweepMatrices>{});
   r.spines = j.value("spines", std::vector<std::vector<std::string>>{});
+  r.cores = j.value("cores", std::vector<std::vector<std::string>>{});
   if (j.contains("verdict")) r.verdict = j.at("verdict").get<SweepVerdict>();
 }
 

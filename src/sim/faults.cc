@@ -42,6 +42,8 @@ std::string_view ElementWord(Element::Kind k) {
     case Element::Kind::kUplink: return "a leaf-spine link (leaf-r3-07~spine-r3-12)";
     case Element::Kind::kSpine: return "a spine (spine-r3-12)";
     case Element::Kind::kLeaf: return "a leaf";
+    case Element::Kind::kCore: return "a core (core-r3-02)";
+    case Element::Kind::kCoreLink: return "a spine-core link (spine-r3-12~core-r3-02)";
   }
   return "an element";
 }
@@ -85,8 +87,15 @@ Result<std::vector<Fault>> ParseFaults(std::string_view text, const Clos& clos) 
     f.element = j["element"].get<std::string>();
     auto e = clos.Parse(f.element);
     if (!e.ok()) return InvalidArgumentError(fmt::format("{} ({}): {}", where, kind, e.status().message()));
-    if (e->kind != info->element) {
-      return InvalidArgumentError(fmt::format("{} ({}): '{}' is not {}", where, kind, f.element, ElementWord(info->element)));
+    // One tier up, the same kinds: a spine-core link degrades, a core drops.
+    const bool upper = (info->kind == FaultKind::kUplinkDegraded && e->kind == Element::Kind::kCoreLink) ||
+                       (info->kind == FaultKind::kSpineLoss && e->kind == Element::Kind::kCore);
+    if (e->kind != info->element && !upper) {
+      return InvalidArgumentError(fmt::format("{} ({}): '{}' is not {}{}", where, kind, f.element,
+                                              ElementWord(info->element),
+                                              info->kind == FaultKind::kUplinkDegraded ? " or a spine-core link"
+                                              : info->kind == FaultKind::kSpineLoss  ? " or a core"
+                                                                                     : ""));
     }
     f.where = *e;
     auto number = [&](const char* key, double lo, double hi, bool open_lo) -> Result<std::optional<double>> {
@@ -157,9 +166,16 @@ std::vector<Fault> RealisticMix(const Clos& clos, uint64_t seed) {
     }
   }
   for (int i = 0; i < scaled(3); ++i) {
-    int r = pick(o.rails), s = pick(o.spines);
+    // The draws in this order keep the two-tier mix of a seed as it was.
+    const int r = pick(o.rails), local = pick(o.spines);
+    int l = -1, s = local;
+    if (clos.three_tier()) {
+      l = pick(clos.leaves());
+      s = clos.pod_of_leaf(l) * o.spines + local;
+    }
     if (!used_spines.insert({r, s}).second) continue;
-    Fault* f = add(FaultKind::kUplinkDegraded, clos.Uplink(r, pick(clos.leaves()), s));
+    if (l < 0) l = pick(clos.leaves());
+    Fault* f = add(FaultKind::kUplinkDegraded, clos.Uplink(r, l, s));
     if (i % 2) {
       f->factor = uniform(0.1, 0.3);
     } else {
@@ -167,9 +183,26 @@ std::vector<Fault> RealisticMix(const Clos& clos, uint64_t seed) {
     }
   }
   for (int i = 0; i < scaled(1); ++i) {
-    int r = pick(o.rails), s = pick(o.spines);
+    int r = pick(o.rails), s = pick(clos.total_spines());
     if (!used_spines.insert({r, s}).second) continue;
     add(FaultKind::kSpineLoss, clos.Spine(r, s))->loss = uniform(0.002, 0.01);
+  }
+  if (clos.three_tier()) {
+    // The tier above: degraded spine-core links and a lossy core, on spines
+    // and cores no other switch fault touches.
+    std::set<std::pair<int, int>> used_cores;
+    for (int i = 0; i < scaled(2); ++i) {
+      const int r = pick(o.rails), s = pick(clos.total_spines()), c = pick(o.cores);
+      if (!used_spines.insert({r, s}).second || !used_cores.insert({r, c}).second) continue;
+      Fault* f = add(FaultKind::kUplinkDegraded, clos.CoreLink(r, s, c));
+      if (i % 2) {
+        f->factor = uniform(0.1, 0.3);
+      } else {
+        f->loss = uniform(0.005, 0.02);
+      }
+    }
+    const int r = pick(o.rails), c = pick(o.cores);
+    if (used_cores.insert({r, c}).second) add(FaultKind::kSpineLoss, clos.Core(r, c))->loss = uniform(0.002, 0.01);
   }
   for (int i = 0; i < scaled(2); ++i) add(FaultKind::kMtuMismatch, clos.Nic(member(), pick(o.rails)))->mtu = 1500;
   for (int i = 0; i < scaled(2); ++i) add(FaultKind::kFlap, clos.Cable(member(), pick(o.rails)))->factor = uniform(0.2, 0.4);
@@ -194,8 +227,9 @@ FabricState Apply(const Clos& clos, const std::vector<Fault>& faults) {
   const ClosOptions& o = clos.options();
   FabricState s;
   s.rails = o.rails;
-  s.spines = o.spines;
+  s.spines = clos.total_spines();
   s.leaves = clos.leaves();
+  s.cores = clos.three_tier() ? o.cores : 0;
   const size_t nics = static_cast<size_t>(o.nodes) * o.rails;
   s.nic_factor.assign(nics, 1);
   s.cable_factor.assign(nics, 1);
@@ -207,6 +241,9 @@ FabricState Apply(const Clos& clos, const std::vector<Fault>& faults) {
   s.uplink_factor.assign(static_cast<size_t>(o.rails) * s.leaves * s.spines, 1);
   s.uplink_loss.assign(s.uplink_factor.size(), 0);
   s.spine_loss.assign(static_cast<size_t>(o.rails) * s.spines, 0);
+  s.core_link_factor.assign(static_cast<size_t>(o.rails) * s.spines * s.cores, 1);
+  s.core_link_loss.assign(s.core_link_factor.size(), 0);
+  s.core_loss.assign(static_cast<size_t>(o.rails) * s.cores, 0);
   for (const Fault& f : faults) {
     const Element& e = f.where;
     switch (f.kind) {
@@ -223,13 +260,25 @@ FabricState Apply(const Clos& clos, const std::vector<Fault>& faults) {
         }
         break;
       case FaultKind::kUplinkDegraded:
-        if (f.factor) {
+        if (e.kind == Element::Kind::kCoreLink) {
+          if (f.factor) {
+            s.core_link_factor[s.CoreLink(e.rail, e.spine, e.core)] *= static_cast<float>(*f.factor);
+          } else {
+            s.core_link_loss[s.CoreLink(e.rail, e.spine, e.core)] += static_cast<float>(*f.loss);
+          }
+        } else if (f.factor) {
           s.uplink_factor[s.Uplink(e.rail, e.leaf, e.spine)] *= static_cast<float>(*f.factor);
         } else {
           s.uplink_loss[s.Uplink(e.rail, e.leaf, e.spine)] += static_cast<float>(*f.loss);
         }
         break;
-      case FaultKind::kSpineLoss: s.spine_loss[s.SpineAt(e.rail, e.spine)] += static_cast<float>(*f.loss); break;
+      case FaultKind::kSpineLoss:
+        if (e.kind == Element::Kind::kCore) {
+          s.core_loss[s.CoreAt(e.rail, e.core)] += static_cast<float>(*f.loss);
+        } else {
+          s.spine_loss[s.SpineAt(e.rail, e.spine)] += static_cast<float>(*f.loss);
+        }
+        break;
       case FaultKind::kMtuMismatch: s.mtu[s.Nic(e.member, e.rail)] = *f.mtu; break;
       case FaultKind::kFlap: s.flap[s.Nic(e.member, e.rail)] = static_cast<float>(*f.factor); break;
       case FaultKind::kNoise: s.noise_cv[e.member] = static_cast<float>(*f.cv); break;
@@ -244,7 +293,7 @@ Expected ExpectedFinding(const Fault& f) {
     case FaultKind::kNicSlow: return {"nic", f.element};
     case FaultKind::kCableDegraded: return {"cable", f.element};
     case FaultKind::kUplinkDegraded: return {"uplink", f.element};
-    case FaultKind::kSpineLoss: return {"spine", f.element};
+    case FaultKind::kSpineLoss: return {f.where.kind == Element::Kind::kCore ? "core" : "spine", f.element};
     case FaultKind::kMtuMismatch: return {"mtu", f.element};
     case FaultKind::kFlap: return {"cable", f.element};
     case FaultKind::kNoise: return {};

@@ -5,8 +5,9 @@
 //   cable_degraded   NIC-leaf   factor   trained below its rate (the port shows it), or
 //                              | loss    lossy (packets resent)
 //   uplink_degraded  leaf-spine factor   capacity at a factor, or lossy: only flows hashed through it suffer
-//                              | loss
+//                    or spine-core | loss  (three tiers)
 //   spine_loss       spine      loss     every flow through the spine resends
+//                    or core              (three tiers: a core switch)
 //   mtu_mismatch     NIC        mtu      the NIC's MTU differs: large messages fail
 //   flap             NIC-leaf   factor   down this fraction of the time: tests through it fail
 //   noise            member     cv       a decoy: high variance, not faulty
@@ -49,14 +50,19 @@ struct FabricState {
   std::vector<float> noise_cv;                                                  // member (0: the default)
   std::vector<float> uplink_factor, uplink_loss;                                // rail x leaf x spine
   std::vector<float> spine_loss;                                                // rail x spine
+  int cores = 0;                                                                // three tiers
+  std::vector<float> core_link_factor, core_link_loss;                          // rail x spine x core
+  std::vector<float> core_loss;                                                 // rail x core
   size_t Nic(int m, int r) const { return static_cast<size_t>(m) * rails + r; }
   size_t Uplink(int r, int l, int s) const { return (static_cast<size_t>(r) * leaves + l) * spines + s; }
   size_t SpineAt(int r, int s) const { return static_cast<size_t>(r) * spines + s; }
+  size_t CoreLink(int r, int s, int c) const { return (static_cast<size_t>(r) * spines + s) * cores + c; }
+  size_t CoreAt(int r, int c) const { return static_cast<size_t>(r) * cores + c; }
 };
 FabricState Apply(const Clos& clos, const std::vector<Fault>& faults);
 
 // The finding that localises a fault: its kind ("node", "nic", "cable",
-// "uplink", "spine", "mtu") and element. Empty kind for a noise decoy.
+// "uplink", "spine", "core", "mtu") and element. Empty kind for a noise decoy.
 struct Expected {
   std::string kind, element;
 };

@@ -112,7 +112,10 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
   so.seed = o.seed;
   so.rails = true;
   so.fabric = &fabric;
-  so.flows = o.flows;
+  // Enough flows to cover the spines of a pod and the cores (the planner's
+  // default assumes every leaf sees every spine of the rail).
+  so.flows = o.flows == 0 && clos.three_tier() ? sweep::FlowsToCoverSpines(std::max(o.clos.spines, o.clos.cores))
+                                               : o.flows;
   so.uplink_load = o.uplink_load;
   so.max_rounds = o.max_rounds;
   so.dense_matrices = false;
@@ -132,6 +135,11 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
   j["fabric"] = {{"nodes", o.clos.nodes}, {"rails", o.clos.rails}, {"nodes_per_leaf", o.clos.nodes_per_leaf},
                  {"leaves", clos.leaves()}, {"spines", o.clos.spines}, {"oversubscription", o.clos.oversubscription},
                  {"nic_gbps", o.clos.nic_gbps}, {"uplink_gbps", clos.uplink_gbps()}, {"mtu", o.clos.mtu}};
+  if (clos.three_tier()) {
+    j["fabric"]["pods"] = o.clos.pods;
+    j["fabric"]["cores"] = o.clos.cores;
+    j["fabric"]["core_link_gbps"] = clos.core_link_gbps();
+  }
   j["strategy"] = sweep::PatternName(o.strategy);
   j["seed"] = o.seed;
   j["noise"] = {{"cv", o.transport.noise_cv}, {"tail_probability", o.transport.tail_probability}};
@@ -156,10 +164,13 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
 
 std::string RenderSimText(const nlohmann::json& r) {
   const auto& f = r["fabric"];
-  std::string out = fmt::format(
-      "fabcheck sim: {} members x {} rails, {} per leaf ({} leaves), {} spines per rail; strategy {}\n",
-      f["nodes"].get<int>(), f["rails"].get<int>(), f["nodes_per_leaf"].get<int>(), f["leaves"].get<int>(),
-      f["spines"].get<int>(), r["strategy"].get<std::string>());
+  const std::string tiers = f.contains("pods") ? fmt::format("{} pods of {} spines, {} cores per rail",
+                                                              f["pods"].get<int>(), f["spines"].get<int>(),
+                                                              f["cores"].get<int>())
+                                              : fmt::format("{} spines per rail", f["spines"].get<int>());
+  std::string out = fmt::format("fabcheck sim: {} members x {} rails, {} per leaf ({} leaves), {}; strategy {}\n",
+                                f["nodes"].get<int>(), f["rails"].get<int>(), f["nodes_per_leaf"].get<int>(),
+                                f["leaves"].get<int>(), tiers, r["strategy"].get<std::string>());
   out += fmt::format("{} rounds, {} tests, simulated wall time {:.0f} s at {:.0f} s per round; analysis {:.3f} s CPU\n",
                      r["rounds"].get<int>(), r["tests"].get<size_t>(), r["simulated_wall_s"].get<double>(),
                      r["round_seconds"].get<double>(), r["analysis_cpu_s"].get<double>());

@@ -76,18 +76,29 @@ std::vector<double> SimTransport::MaxMinRates(const std::vector<double>& capacit
 void SimTransport::SimulateRail(int rail, const std::vector<sweep::TestSpec>& specs, const std::vector<size_t>& which,
                                 int round, std::vector<std::optional<model::SweepPairResult>>* out) {
   const ClosOptions& o = clos_.options();
-  const int n = o.nodes, m = o.spines, leaves = clos_.leaves();
+  const int n = o.nodes, m = clos_.total_spines(), leaves = clos_.leaves();
+  const int cores = clos_.three_tier() ? o.cores : 0;
   std::mt19937_64 rng(options_.seed * 1000003 + static_cast<uint64_t>(round) * 131 + static_cast<uint64_t>(rail));
   std::uniform_real_distribution<double> unit(0, 1);
   std::normal_distribution<double> normal(0, 1);
   // Links: 0..n-1 NIC send side (port + cable up), n..2n-1 receive side, then
-  // leaf->spine and spine->leaf uplinks, then one per-flow cap where needed.
-  std::vector<double> capacity(2 * static_cast<size_t>(n) + 2 * static_cast<size_t>(leaves) * m);
+  // leaf->spine and spine->leaf uplinks, then (three tiers) spine->core and
+  // core->spine links.
+  std::vector<double> capacity(2 * static_cast<size_t>(n) + 2 * static_cast<size_t>(leaves) * m +
+                               2 * static_cast<size_t>(m) * cores);
   for (int x = 0; x < n; ++x) {
     const size_t k = state_.Nic(x, rail);
     capacity[x] = capacity[n + x] = o.nic_gbps * std::min(state_.nic_factor[k], state_.cable_factor[k]);
   }
   const size_t up0 = 2 * static_cast<size_t>(n), down0 = up0 + static_cast<size_t>(leaves) * m;
+  const size_t core_up0 = down0 + static_cast<size_t>(leaves) * m, core_down0 = core_up0 + static_cast<size_t>(m) * cores;
+  for (int s = 0; s < m; ++s) {
+    for (int c = 0; c < cores; ++c) {
+      const size_t k = static_cast<size_t>(s) * cores + c;
+      capacity[core_up0 + k] = capacity[core_down0 + k] =
+          clos_.core_link_gbps() * state_.core_link_factor[state_.CoreLink(rail, s, c)];
+    }
+  }
   for (int l = 0; l < leaves; ++l) {
     for (int s = 0; s < m; ++s) {
       const double c = clos_.uplink_gbps() * state_.uplink_factor[state_.Uplink(rail, l, s)];
@@ -101,7 +112,7 @@ void SimTransport::SimulateRail(int rail, const std::vector<sweep::TestSpec>& sp
   };
   std::vector<Running> running;
   std::vector<std::vector<int>> flow_links;
-  std::vector<int16_t> flow_spine;
+  std::vector<int16_t> flow_spine, flow_core, flow_far;
   std::vector<float> flow_loss;
   for (size_t i : which) {
     const sweep::TestSpec& t = specs[i];
@@ -131,17 +142,33 @@ void SimTransport::SimulateRail(int rail, const std::vector<sweep::TestSpec>& sp
     for (int f = 0; f < std::max(1, t.flows); ++f) {
       std::vector<int> links = {t.a, n + t.b};
       double loss = state_.cable_loss[ka] + state_.cable_loss[kb];
-      int16_t spine = -1;
+      int16_t spine = -1, core = -1, far = -1;
       if (la != lb) {
-        const int s = clos_.SpineFor(t.a, t.b, rail, t.flow_base + static_cast<uint32_t>(f));
+        const uint32_t port = t.flow_base + static_cast<uint32_t>(f);
+        const int s = clos_.SpineFor(t.a, t.b, rail, port);
+        int s2 = s;
         spine = static_cast<int16_t>(s);
         links.push_back(static_cast<int>(up0 + static_cast<size_t>(la) * m + s));
-        links.push_back(static_cast<int>(down0 + static_cast<size_t>(lb) * m + s));
-        loss += state_.uplink_loss[state_.Uplink(rail, la, s)] + state_.uplink_loss[state_.Uplink(rail, lb, s)] +
+        if (cores > 0 && clos_.pod_of_leaf(la) != clos_.pod_of_leaf(lb)) {
+          // Up to a core and down into the far pod: two more hashes.
+          const int c = clos_.CoreFor(t.a, t.b, rail, port);
+          s2 = clos_.FarSpineFor(t.a, t.b, rail, port);
+          core = static_cast<int16_t>(c);
+          far = static_cast<int16_t>(s2);
+          links.push_back(static_cast<int>(core_up0 + static_cast<size_t>(s) * cores + c));
+          links.push_back(static_cast<int>(core_down0 + static_cast<size_t>(s2) * cores + c));
+          loss += state_.core_link_loss[state_.CoreLink(rail, s, c)] +
+                  state_.core_link_loss[state_.CoreLink(rail, s2, c)] + state_.core_loss[state_.CoreAt(rail, c)] +
+                  state_.spine_loss[state_.SpineAt(rail, s2)];
+        }
+        links.push_back(static_cast<int>(down0 + static_cast<size_t>(lb) * m + s2));
+        loss += state_.uplink_loss[state_.Uplink(rail, la, s)] + state_.uplink_loss[state_.Uplink(rail, lb, s2)] +
                 state_.spine_loss[state_.SpineAt(rail, s)];
       }
       flow_links.push_back(std::move(links));
       flow_spine.push_back(spine);
+      flow_core.push_back(core);
+      flow_far.push_back(far);
       flow_loss.push_back(static_cast<float>(loss));
     }
   }
@@ -165,6 +192,10 @@ void SimTransport::SimulateRail(int rail, const std::vector<sweep::TestSpec>& sp
       if (per_flow) {
         p.flow_gbps.push_back(static_cast<float>(x));
         p.flow_spine.push_back(flow_spine[k]);
+        if (cores > 0) {
+          p.flow_core.push_back(flow_core[k]);
+          p.flow_spine_down.push_back(flow_far[k]);
+        }
       }
     }
     p.bw_gbps = total;

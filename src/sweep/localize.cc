@@ -318,6 +318,11 @@ std::string SuspectName(const Suspect& s, const fabric::FabricIndex& fabric,
                          fabric.leaf_name(s.rail, fabric.leaf(s.member, s.rail)));
     case Suspect::Kind::kUplink: {
       const auto& spines = fabric.spines(s.rail);
+      const auto& cores = fabric.cores(s.rail);
+      if (s.core >= 0 && s.core < static_cast<int>(cores.size()) && s.spine >= 0 &&
+          s.spine < static_cast<int>(spines.size())) {
+        return fmt::format("uplink {}~{}", spines[s.spine], cores[s.core]);
+      }
       return fmt::format("uplink {}~{}", fabric.leaf_name(s.rail, s.leaf),
                          s.spine >= 0 && s.spine < static_cast<int>(spines.size()) ? spines[s.spine] : "?");
     }
@@ -335,6 +340,7 @@ std::vector<model::Finding> ElementFindings(const std::vector<model::SweepElemen
                 "link downs"},
       {"uplink", "check the leaf-spine link's counters and optics; drain it from ECMP until repaired"},
       {"spine", "check the spine's drops and error counters; drain it from ECMP until repaired"},
+      {"core", "check the core switch's drops and error counters; drain it from ECMP until repaired"},
       {"mtu", "set the same MTU on the NIC, its switch port and the path (ip link set dev ... mtu ...)"},
   };
   std::vector<model::Finding> out;

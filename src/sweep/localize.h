@@ -52,8 +52,9 @@ struct Suspect {
   Kind kind = Kind::kNic;
   int member = -1;  // kNic, kMtu, kFlap
   int rail = 0;
-  int leaf = -1;    // kUplink
+  int leaf = -1;    // kUplink (a core link: a leaf that sent slow flows through it)
   int spine = -1;   // kUplink
+  int core = -1;    // kUplink of a spine-core link (three tiers)
 };
 
 struct Localization {

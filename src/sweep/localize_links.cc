@@ -12,12 +12,19 @@
 namespace fabcheck::sweep::internal {
 namespace {
 
+// A slow flow and what it crossed: up to four links (leaf-spine uplinks at
+// both ends; with three tiers also the spine-core links up and down) and up
+// to three switches (the spines at both ends, the core).
 struct SlowFlow {
-  int up = 0, down = 0;  // uplink ids of both ends
-  int spine = 0;         // spine id (rail-global)
+  int link[4] = {0, 0, 0, 0};
+  int links = 0;
+  int sw[3] = {0, 0, 0};
+  int switches = 0;
+  int leaf_a = 0, leaf_b = 0;
   int test = 0, round = 0;
   float q = 0;
   bool explained = false;
+  bool crosses(int l) const { return std::find(link, link + links, l) != link + links; }
 };
 
 struct LinkTally {
@@ -110,6 +117,207 @@ void LeafPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
   }
 }
 
+
+// Uplinks, spines, core links and cores from flows whose path is known, for
+// one rail. Link ids: leaf-spine uplink leaf x spines + spine, then spine-core
+// link (spines x leaves) + spine x cores + core. Switch ids: spines, then
+// cores.
+void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
+               const NicView& nics, const LocalizeOptions& o, int r, Localization* out) {
+  const int spines = static_cast<int>(fabric.spines(r).size());
+  const int cores = static_cast<int>(fabric.cores(r).size());
+  const int leaves = fabric.leaf_count(r);
+  const int n_up = leaves * spines;
+  auto uplink = [spines](int leaf, int spine) { return leaf * spines + spine; };
+  auto core_link = [&](int spine, int core) { return n_up + spine * cores + core; };
+  auto link_name = [&](int l) {
+    if (l < n_up) return fmt::format("{}~{}", fabric.leaf_name(r, l / spines), fabric.spines(r)[l % spines]);
+    const int k = l - n_up;
+    return fmt::format("{}~{}", fabric.spines(r)[k / cores], fabric.cores(r)[k % cores]);
+  };
+  auto switch_name = [&](int w) { return w < spines ? fabric.spines(r)[w] : fabric.cores(r)[w - spines]; };
+  std::vector<LinkTally> up(static_cast<size_t>(n_up) + static_cast<size_t>(spines) * cores), sp(spines + cores);
+  std::vector<SlowFlow> slow;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const auto& t = tests[i];
+    if (t.rail != r || t.flow_gbps.empty() || !t.bw_gbps) continue;
+    const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
+    if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
+    // Every flow of a multi-flow test slow at once is the host (a busy moment), not a path:
+    // a bad uplink or spine takes only the flows hashed onto it. The flows' own
+    // rates add up to what the host sent; the test's figure may be lower, as
+    // it waits for the slowest flow to deliver.
+    double sum = 0;
+    for (float g : t.flow_gbps) sum += g;
+    if (t.flow_gbps.size() > 1 && sum < o.slow * nics.reference[r]) continue;
+    // A flow's fair share of the reference: one slow flow leaves its share to the others.
+    const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
+    for (size_t f = 0; f < t.flow_gbps.size(); ++f) {
+      const int s = f < t.flow_spine.size() ? t.flow_spine[f] : -1;
+      if (s < 0 || s >= spines) continue;
+      const int c = f < t.flow_core.size() ? t.flow_core[f] : -1;
+      const int s2 = f < t.flow_spine_down.size() && t.flow_spine_down[f] >= 0 ? t.flow_spine_down[f] : s;
+      if (s2 >= spines || c >= cores) continue;
+      SlowFlow x;
+      x.leaf_a = la, x.leaf_b = lb, x.test = static_cast<int>(i), x.round = t.round;
+      x.link[x.links++] = uplink(la, s);
+      x.link[x.links++] = uplink(lb, s2);
+      x.sw[x.switches++] = s;
+      if (s2 != s) x.sw[x.switches++] = s2;
+      if (c >= 0) {
+        x.link[x.links++] = core_link(s, c);
+        x.link[x.links++] = core_link(s2, c);
+        x.sw[x.switches++] = spines + c;
+      }
+      for (int k = 0; k < x.links; ++k) ++up[x.link[k]].flows;
+      for (int k = 0; k < x.switches; ++k) ++sp[x.sw[k]].flows;
+      x.q = static_cast<float>(t.flow_gbps[f] / share);
+      if (x.q < o.slow) slow.push_back(x);
+    }
+  }
+  if (slow.empty()) return;
+  auto evidence = [&](const SlowFlow& f) {
+    const auto& t = tests[static_cast<size_t>(f.test)];
+    const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
+    return model::SweepEvidence{t.a, t.b, r, t.round, "flow_gbps", f.q * share, share};
+  };
+  // Switches first: a spine or core that drops packets slows flows from every
+  // leaf, so its flows stay slow even without those of its worst link (which
+  // a single bad link cannot explain away).
+  std::vector<int> switch_slow(sp.size(), 0);
+  std::map<int, int> link_slow;
+  for (const SlowFlow& f : slow) {
+    for (int k = 0; k < f.links; ++k) ++link_slow[f.link[k]];
+    for (int k = 0; k < f.switches; ++k) {
+      ++switch_slow[f.sw[k]];
+      sp[f.sw[k]].rounds.insert(f.round);
+      sp[f.sw[k]].leaves.insert(f.leaf_a);
+      sp[f.sw[k]].leaves.insert(f.leaf_b);
+    }
+  }
+  auto touches = [&](int l, int w) {  // link l ends at switch w
+    if (l < n_up) return w == l % spines;
+    const int k = l - n_up;
+    return w == k / cores || w == spines + k % cores;
+  };
+  for (int w = 0; w < static_cast<int>(sp.size()); ++w) {
+    int worst = -1, worst_slow = 0;
+    for (const auto& [l, c] : link_slow) {
+      if (c > worst_slow && touches(l, w)) worst = l, worst_slow = c;
+    }
+    const int rest_flows = sp[w].flows - (worst >= 0 ? up[worst].flows : 0);
+    const double share = sp[w].flows ? static_cast<double>(switch_slow[w]) / sp[w].flows : 0;
+    const double rest_share = rest_flows > 0 ? static_cast<double>(switch_slow[w] - worst_slow) / rest_flows : 0;
+    if (share < o.spine_slow_share || rest_share < o.spine_slow_share ||
+        static_cast<int>(sp[w].leaves.size()) < o.spine_min_leaves ||
+        static_cast<int>(sp[w].rounds.size()) < o.min_rounds) {
+      continue;
+    }
+    model::SweepElementFinding e;
+    e.kind = w < spines ? "spine" : "core";
+    e.element = switch_name(w);
+    e.rail = r;
+    e.ratio = 1 - share;
+    e.severity = model::Severity::kFail;
+    e.confidence = Confidence(static_cast<int>(sp[w].rounds.size()) + 1) * std::min(1.0, rest_share / 0.5);
+    e.why = fmt::format("{} slows flows from {} leaves: {} of {} flows through it were slow ({:.0f}% without "
+                        "its worst link)", e.element, sp[w].leaves.size(), switch_slow[w], sp[w].flows,
+                        rest_share * 100);
+    for (SlowFlow& f : slow) {
+      if (std::find(f.sw, f.sw + f.switches, w) == f.sw + f.switches) continue;
+      if (e.evidence.size() < 4) e.evidence.push_back(evidence(f));
+      f.explained = true;
+    }
+    out->findings.push_back(std::move(e));
+  }
+  // Links, greedily: the link whose flows are most often slow explains its
+  // slow flows, so the links at their far ends are not blamed too.
+  for (;;) {
+    std::map<int, int> count;
+    for (const SlowFlow& f : slow) {
+      if (f.explained) continue;
+      for (int k = 0; k < f.links; ++k) ++count[f.link[k]];
+    }
+    int best = -1, best_count = 0;
+    double best_share = 0;
+    for (const auto& [u, c] : count) {
+      const double share = static_cast<double>(c) / std::max(1, up[u].flows);
+      if (share > best_share || (share == best_share && c > best_count)) best = u, best_count = c, best_share = share;
+    }
+    if (best < 0) break;
+    std::set<int> rounds;
+    for (const SlowFlow& f : slow) {
+      if (!f.explained && f.crosses(best)) rounds.insert(f.round);
+    }
+    const double share = best_share;
+    const bool enough = best_count >= o.uplink_min_slow_flows && static_cast<int>(rounds.size()) >= o.min_rounds;
+    if (share < o.uplink_slow_share) break;  // the worst left is noise or contention
+    // An uplink whose every flow also crossed another uplink of the same
+    // spine (only two leaves send flows through it) cannot be told from that
+    // one: the pair is named, as the path through the spine.
+    int twin = -1;
+    for (const auto& [u, c] : count) {
+      if (best >= n_up || u >= n_up || u == best || c != best_count || up[u].flows != up[best].flows ||
+          u % spines != best % spines) {
+        continue;
+      }
+      bool same = true;
+      for (const SlowFlow& f : slow) {
+        if (!f.explained && f.crosses(best) != f.crosses(u)) {
+          same = false;
+          break;
+        }
+      }
+      if (same) {
+        twin = u;
+        break;
+      }
+    }
+    std::vector<const SlowFlow*> mine;
+    for (SlowFlow& f : slow) {
+      if (f.explained || !f.crosses(best)) continue;
+      f.explained = true;
+      mine.push_back(&f);
+    }
+    if (!enough) {
+      Suspect s{Suspect::Kind::kUplink, -1, r, -1, -1};
+      if (best < n_up) {
+        s.leaf = best / spines, s.spine = best % spines;
+      } else {
+        // A core link: retested from a leaf that sent slow flows through it.
+        s.leaf = mine.empty() ? 0 : mine.front()->leaf_a, s.spine = (best - n_up) / cores;
+        s.core = (best - n_up) % cores;
+      }
+      out->suspects.push_back(s);
+      continue;
+    }
+    model::SweepElementFinding e;
+    e.kind = "uplink";
+    e.element = link_name(best);
+    e.rail = r;
+    e.ratio = 1 - share;
+    e.severity = model::Severity::kFail;
+    e.confidence = Confidence(static_cast<int>(rounds.size()) + 1) * std::min(1.0, share / 0.75);
+    e.why = fmt::format("{} of {} flows through {} were slow, in {} rounds, between NICs that are fast "
+                        "elsewhere", best_count, up[best].flows, e.element, rounds.size());
+    if (twin >= 0) {
+      const int spine = best % spines;
+      const int a = std::min(best / spines, twin / spines), b = std::max(best / spines, twin / spines);
+      e.element = fmt::format("{}~{}~{}", fabric.leaf_name(r, a), fabric.spines(r)[spine], fabric.leaf_name(r, b));
+      e.why = fmt::format("{} of {} flows through {} between {} and {} were slow, in {} rounds, between NICs "
+                          "that are fast elsewhere; no other leaf sent flows through {}, so which of its two "
+                          "uplinks it is cannot be told: check {}~{} and {}~{}", best_count, up[best].flows,
+                          fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.leaf_name(r, b), rounds.size(),
+                          fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.spines(r)[spine],
+                          fabric.leaf_name(r, b), fabric.spines(r)[spine]);
+    }
+    for (const SlowFlow* f : mine) {
+      if (e.evidence.size() < 4) e.evidence.push_back(evidence(*f));
+    }
+    out->findings.push_back(std::move(e));
+  }
+}
+
 }  // namespace
 
 void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
@@ -129,157 +337,7 @@ void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabri
       LeafPaths(tests, fabric, nics, o, r, out);
       continue;
     }
-    auto uplink = [spines](int leaf, int spine) { return leaf * spines + spine; };
-    std::vector<LinkTally> up(static_cast<size_t>(leaves) * spines), sp(spines);
-    std::vector<SlowFlow> slow;
-    for (size_t i = 0; i < tests.size(); ++i) {
-      const auto& t = tests[i];
-      if (t.rail != r || t.flow_gbps.empty() || !t.bw_gbps) continue;
-      const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
-      if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
-      // Every flow of a multi-flow test slow at once is the host (a busy moment), not a path:
-      // a bad uplink or spine takes only the flows hashed onto it. The flows' own
-      // rates add up to what the host sent; the test's figure may be lower, as
-      // it waits for the slowest flow to deliver.
-      double sum = 0;
-      for (float g : t.flow_gbps) sum += g;
-      if (t.flow_gbps.size() > 1 && sum < o.slow * nics.reference[r]) continue;
-      // A flow's fair share of the reference: one slow flow leaves its share to the others.
-      const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
-      for (size_t f = 0; f < t.flow_gbps.size(); ++f) {
-        const int s = f < t.flow_spine.size() ? t.flow_spine[f] : -1;
-        if (s < 0 || s >= spines) continue;
-        ++up[uplink(la, s)].flows;
-        ++up[uplink(lb, s)].flows;
-        ++sp[s].flows;
-        const float q = static_cast<float>(t.flow_gbps[f] / share);
-        if (q < o.slow) slow.push_back({uplink(la, s), uplink(lb, s), s, static_cast<int>(i), t.round, q});
-      }
-    }
-    if (slow.empty()) continue;
-    auto evidence = [&](const SlowFlow& f) {
-      const auto& t = tests[static_cast<size_t>(f.test)];
-      return model::SweepEvidence{t.a, t.b, r, t.round, "flow_gbps", f.q * nics.reference[r] /
-                                  static_cast<double>(t.flow_gbps.size()), nics.reference[r] /
-                                  static_cast<double>(t.flow_gbps.size())};
-    };
-    // Spines first: a spine that drops packets slows flows from every leaf,
-    // so its flows stay slow even without those of its worst uplink (which a
-    // single bad uplink cannot explain away).
-    std::vector<int> spine_slow(spines, 0);
-    std::map<int, int> uplink_slow;
-    for (const SlowFlow& f : slow) {
-      ++spine_slow[f.spine];
-      ++uplink_slow[f.up];
-      ++uplink_slow[f.down];
-      sp[f.spine].rounds.insert(f.round);
-      sp[f.spine].leaves.insert(f.up / spines);
-      sp[f.spine].leaves.insert(f.down / spines);
-    }
-    for (int s = 0; s < spines; ++s) {
-      int worst = -1, worst_slow = 0;
-      for (int l = 0; l < leaves; ++l) {
-        auto it = uplink_slow.find(uplink(l, s));
-        if (it != uplink_slow.end() && it->second > worst_slow) worst = uplink(l, s), worst_slow = it->second;
-      }
-      const int rest_flows = sp[s].flows - (worst >= 0 ? up[worst].flows : 0);
-      const double share = sp[s].flows ? static_cast<double>(spine_slow[s]) / sp[s].flows : 0;
-      const double rest_share = rest_flows > 0 ? static_cast<double>(spine_slow[s] - worst_slow) / rest_flows : 0;
-      if (share < o.spine_slow_share || rest_share < o.spine_slow_share ||
-          static_cast<int>(sp[s].leaves.size()) < o.spine_min_leaves ||
-          static_cast<int>(sp[s].rounds.size()) < o.min_rounds) {
-        continue;
-      }
-      model::SweepElementFinding e;
-      e.kind = "spine";
-      e.element = fabric.spines(r)[s];
-      e.rail = r;
-      e.ratio = 1 - share;
-      e.severity = model::Severity::kFail;
-      e.confidence = Confidence(static_cast<int>(sp[s].rounds.size()) + 1) * std::min(1.0, rest_share / 0.5);
-      e.why = fmt::format("{} slows flows from {} leaves: {} of {} flows through it were slow ({:.0f}% without "
-                          "its worst uplink)", e.element, sp[s].leaves.size(), spine_slow[s], sp[s].flows,
-                          rest_share * 100);
-      for (SlowFlow& f : slow) {
-        if (f.spine != s) continue;
-        if (e.evidence.size() < 4) e.evidence.push_back(evidence(f));
-        f.explained = true;
-      }
-      out->findings.push_back(std::move(e));
-    }
-    // Uplinks, greedily: the uplink whose flows are most often slow explains
-    // its slow flows, so the uplinks at their far ends are not blamed too.
-    for (;;) {
-      std::map<int, int> count;
-      for (const SlowFlow& f : slow) {
-        if (f.explained) continue;
-        ++count[f.up];
-        ++count[f.down];
-      }
-      int best = -1, best_count = 0;
-      double best_share = 0;
-      for (const auto& [u, c] : count) {
-        const double share = static_cast<double>(c) / std::max(1, up[u].flows);
-        if (share > best_share || (share == best_share && c > best_count)) best = u, best_count = c, best_share = share;
-      }
-      if (best < 0) break;
-      std::set<int> rounds;
-      for (const SlowFlow& f : slow) {
-        if (!f.explained && (f.up == best || f.down == best)) rounds.insert(f.round);
-      }
-      const double share = best_share;
-      const int leaf = best / spines, spine = best % spines;
-      const bool enough = best_count >= o.uplink_min_slow_flows && static_cast<int>(rounds.size()) >= o.min_rounds;
-      if (share < o.uplink_slow_share) break;  // the worst left is noise or contention
-      // An uplink whose every flow also crossed another uplink of the same
-      // spine (only two leaves send flows through it) cannot be told from that
-      // one: the pair is named, as the path through the spine.
-      int twin = -1;
-      for (const auto& [u, c] : count) {
-        if (u == best || c != best_count || up[u].flows != up[best].flows || u % spines != best % spines) continue;
-        bool same = true;
-        for (const SlowFlow& f : slow) {
-          if (!f.explained && (f.up == best || f.down == best) != (f.up == u || f.down == u)) {
-            same = false;
-            break;
-          }
-        }
-        if (same) {
-          twin = u;
-          break;
-        }
-      }
-      for (SlowFlow& f : slow) {
-        if (f.up == best || f.down == best) f.explained = true;
-      }
-      if (!enough) {
-        out->suspects.push_back({Suspect::Kind::kUplink, -1, r, leaf, spine});
-        continue;
-      }
-      model::SweepElementFinding e;
-      e.kind = "uplink";
-      e.element = fmt::format("{}~{}", fabric.leaf_name(r, leaf), fabric.spines(r)[spine]);
-      e.rail = r;
-      e.ratio = 1 - share;
-      e.severity = model::Severity::kFail;
-      e.confidence = Confidence(static_cast<int>(rounds.size()) + 1) * std::min(1.0, share / 0.75);
-      e.why = fmt::format("{} of {} flows through {} were slow, in {} rounds, between NICs that are fast "
-                          "elsewhere", best_count, up[best].flows, e.element, rounds.size());
-      if (twin >= 0) {
-        const int a = std::min(leaf, twin / spines), b = std::max(leaf, twin / spines);
-        e.element = fmt::format("{}~{}~{}", fabric.leaf_name(r, a), fabric.spines(r)[spine], fabric.leaf_name(r, b));
-        e.why = fmt::format("{} of {} flows through {} between {} and {} were slow, in {} rounds, between NICs "
-                            "that are fast elsewhere; no other leaf sent flows through {}, so which of its two "
-                            "uplinks it is cannot be told: check {}~{} and {}~{}", best_count, up[best].flows,
-                            fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.leaf_name(r, b),
-                            rounds.size(), fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.spines(r)[spine],
-                            fabric.leaf_name(r, b), fabric.spines(r)[spine]);
-      }
-      for (const SlowFlow& f : slow) {
-        if ((f.up == best || f.down == best) && e.evidence.size() < 4) e.evidence.push_back(evidence(f));
-      }
-      out->findings.push_back(std::move(e));
-    }
+    FlowPaths(tests, fabric, nics, o, r, out);
   }
 }
 

@@ -179,7 +179,7 @@ class AdaptivePlanner : public Planner {
 
  private:
   static std::string SuspectKey(const Suspect& s) {
-    return fmt::format("{}:{}:{}:{}:{}", static_cast<int>(s.kind), s.member, s.rail, s.leaf, s.spine);
+    return fmt::format("{}:{}:{}:{}:{}:{}", static_cast<int>(s.kind), s.member, s.rail, s.leaf, s.spine, s.core);
   }
 
   PlanOptions o_;

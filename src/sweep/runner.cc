@@ -101,6 +101,7 @@ Result<fabric::Fabric> MatchFabric(const fabric::Fabric& f, const std::vector<mo
   for (int r = 0; r < rails && !f.spines.empty(); ++r) {
     out.spines.push_back(f.spines[f.rails == 1 ? 0 : r]);
     if (!f.spine_addresses.empty()) out.spine_addresses.push_back(f.spine_addresses[f.rails == 1 ? 0 : r]);
+    if (!f.cores.empty()) out.cores.push_back(f.cores[f.rails == 1 ? 0 : r]);
     if (f.rails == 1 && rails > 1) {
       for (auto& s : out.spines.back()) s = fmt::format("{}/r{}", s, r);
     }
@@ -157,6 +158,7 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
     ASSIGN_OR_RETURN(matched, MatchFabric(*o.fabric, result.members, rails));
     index.emplace(*matched);
     result.spines = matched->spines;
+    result.cores = matched->cores;
     transport.UseFabric(*index);
   }
   PlanOptions plan;

@@ -72,6 +72,10 @@ struct SweepPairResult {
   // can tell, -1 otherwise. Empty for a one-flow test.
   std::vector<float> flow_gbps;
   std::vector<int16_t> flow_spine;
+  // Three-tier fabrics, flows between pods: the core each flow crossed (index
+  // into SweepResult::cores[rail]) and the spine of the far pod it came down
+  // (-1: the flow stayed in its pod). Empty in a two-tier fabric.
+  std::vector<int16_t> flow_core, flow_spine_down;
   // What the two ports negotiated and how many packets had to be resent, when
   // the transport can tell: a downtrained or lossy cable shows here.
   std::optional<double> a_port_gbps, b_port_gbps;
@@ -168,6 +172,7 @@ struct SweepResult {
   nlohmann::json settings;     // sizes, durations, timeouts used
   std::vector<SweepMember> members;
   std::vector<std::vector<std::string>> spines;  // per rail, from the fabric (flow_spine indexes these)
+  std::vector<std::vector<std::string>> cores;   // per rail, three tiers (flow_core indexes these)
   std::vector<SweepPairResult> pairs;
   std::vector<SweepMatrices> matrices;  // one per rail
   SweepVerdict verdict;

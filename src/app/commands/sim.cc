@@ -80,7 +80,12 @@ app::RunFn Setup(CLI::App& root) {
   t.Integer("--nodes", o->clos.nodes, "Members", 2, 65536);
   t.Integer("--rails", o->clos.rails, "Rails (NICs per member, one Clos each)", 1, 16);
   t.Integer("--nodes-per-leaf", o->clos.nodes_per_leaf, "Members per leaf switch", 1, 512);
-  t.Integer("--spines", o->clos.spines, "Spines per rail (every leaf links to each)", 1, 256);
+  t.Integer("--spines", o->clos.spines, "Spines per rail (every leaf links to each); with --pods, per pod", 1, 256);
+  t.Integer("--pods", o->clos.pods,
+            "Three tiers: split the leaves into this many pods, each with its own --spines, under --cores core "
+            "switches (1 = two tiers)",
+            1, 64);
+  t.Integer("--cores", o->clos.cores, "Three tiers: core switches per rail, every spine linked to each", 0, 256);
   t.Number("--oversubscription", o->clos.oversubscription, "Leaf downlink over uplink capacity (1 = non-blocking)", 1,
            16);
   t.Number("--nic-gbps", o->clos.nic_gbps, "NIC and cable rate, Gb/s", 1, 100000);
@@ -88,7 +93,7 @@ app::RunFn Setup(CLI::App& root) {
   t.Path("--faults", o->faults, "Fault file: JSON list of {kind, element, factor|loss|mtu|cv}");
   t.Text("--fault-mix", o->fault_mix, "Generate faults: realistic (every kind at once, with noise decoys)",
          "realistic");
-  t.Count("--seed", o->seed, "Seed of the fault mix, ECMP source ports and noise", 0, UINT64_MAX);
+  t.Count("--seed", o->seed, "Seed of the fault mix, ECMP source ports and noise", 0, uint64_t{1} << 62);
   t.Number("--noise-cv", o->noise_cv, "Measurement noise (coefficient of variation)", 0, 0.5);
   t.Number("--tail", o->tail, "Probability of a heavy-tail dip (a busy host) per test", 0, 0.5);
   t.Number("--round-seconds", o->round_seconds, "Simulated wall time of one round", 0.001, 86400);
@@ -100,11 +105,13 @@ app::RunFn Setup(CLI::App& root) {
   cmd->footer(R"(Fault kinds and the elements they take (names as the simulator gives them):
   node_slow n0001 factor | nic_slow n0001/r3 factor | cable_degraded n0001/r3~leaf-r3-00 factor or loss
   uplink_degraded leaf-r3-07~spine-r3-12 factor or loss | spine_loss spine-r3-12 loss
+  three tiers (--pods, --cores): uplink_degraded spine-r3-12~core-r3-02 | spine_loss core-r3-02
   mtu_mismatch n0001/r3 mtu | flap n0001/r3~leaf-r3-00 factor (share of time down) | noise n0001 cv (a decoy)
 
 Examples:
   fabcheck sim --nodes 2048 --rails 8 --fault-mix realistic --seed 7
   fabcheck sim --nodes 256 --rails 2 --faults faults.json --strategy topology --json
+  fabcheck sim --nodes 1024 --rails 2 --pods 4 --spines 4 --cores 4 --fault-mix realistic --strategy topology
   echo '[{"kind": "uplink_degraded", "element": "leaf-r0-01~spine-r0-03", "loss": 0.01}]' > f.json
   fabcheck sim --nodes 128 --rails 1 --faults f.json
 Exit code: 0 ran (the score is in the output), 3 could not run, 64 usage or a bad fault file.
