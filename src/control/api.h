@@ -106,7 +106,7 @@ struct HostPort {
   int port = 0;
   // With TLS: the name its certificate must carry when that is not `host`
   // (an SPMD rank, reached by the address it joined from). "" = `host`.
-  std::string tls_name;
+  std::string tls_name = {};  // initialised, so {host, port} needs no third field
   std::string ToString() const;
 };
 Result<HostPort> ParseHostPort(std::string_view text, int default_port);
