@@ -11,11 +11,19 @@ using json_fields::PutIfSet;
 using json_fields::Read;
 using json_fields::ReadOptional;
 
-std::string_view PerfTestName(PerfTest test) { return test == PerfTest::kBw ? "bw" : "lat"; }
+std::string_view PerfTestName(PerfTest test) {
+  switch (test) {
+    case PerfTest::kBw: return "bw";
+    case PerfTest::kLat: return "lat";
+    case PerfTest::kKv: return "kv";
+  }
+  return "bw";
+}
 
 std::optional<PerfTest> ParsePerfTest(std::string_view name) {
   if (name == "bw") return PerfTest::kBw;
   if (name == "lat") return PerfTest::kLat;
+  if (name == "kv") return PerfTest::kKv;
   return std::nullopt;
 }
 

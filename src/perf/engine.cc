@@ -90,7 +90,7 @@ model::PerfSizeResult AssembleSize(const TestParams& p, uint64_t size, const Sid
 }
 
 Status RunSide(const TestParams& p, Transport& transport, FramedConnection& conn, const LocalContext& local,
-               model::PerfResult* result) {
+               model::PerfResult* result, std::vector<RawSize>* raw) {
   FramedControlChannel control(conn);
   bool client = local.role == Role::kClient;
   if (Status s = transport.Setup(p, local, control); !s.ok()) {
@@ -146,6 +146,7 @@ Status RunSide(const TestParams& p, Transport& transport, FramedConnection& conn
         break;
       }
       result->results.push_back(AssembleSize(p, size, client ? *m : server_m, client ? server_m : *m));
+      if (raw != nullptr) raw->push_back({size, std::move(*m), std::move(server_m)});
     }
   }
   model::CpuUse cpu{wall_total > 0 ? (cpu_total.user + cpu_total.system) / wall_total * 100 : 0, cpu_total.user,
@@ -165,7 +166,7 @@ Status RunSide(const TestParams& p, Transport& transport, FramedConnection& conn
   return Status::Ok();
 }
 
-Result<model::PerfResult> RunClient(const ClientOptions& o) {
+Result<model::PerfResult> RunClient(const ClientOptions& o, std::vector<RawSize>* raw) {
   const TestParams& p = o.params;
   if (!o.root) return InvalidArgumentError("perf::RunClient: ClientOptions.root is not set (the node to read)");
   RETURN_IF_ERROR(ValidateTestParams(p));
@@ -238,7 +239,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o) {
   result.started_at = NowIso8601();
   result.server = server_name;
   result.settings = p.ToSettings();
-  Status s = RunSide(p, *transport, conn, local, &result);
+  Status s = RunSide(p, *transport, conn, local, &result, raw);
   if (!s.ok() && result.results.empty() && result.client.role.empty()) return s;  // never got to measure
   if (!s.ok() && result.error.empty()) result.error = s.message();
   return result;

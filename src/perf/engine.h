@@ -39,17 +39,25 @@ struct ClientOptions {
   int trace_hops = 0;
 };
 
+// Both sides' raw measurements of one size, as the client saw them (`mine` =
+// the client's, with the samples only it keeps: kv request and layer times).
+struct RawSize {
+  uint64_t size = 0;
+  SideMeasurement mine, theirs;
+};
+
 // Runs the test. A Status when it could not start (bad parameters,
 // connection, handshake, refusal, transport setup); otherwise a PerfResult
 // whose `error` (and per-size `error`) say what failed mid-test, naming the
-// peer and the phase.
-Result<model::PerfResult> RunClient(const ClientOptions& options);
+// peer and the phase. With `raw`, each size's raw measurements are added to it
+// (fabcheck kv computes its own figures from them).
+Result<model::PerfResult> RunClient(const ClientOptions& options, std::vector<RawSize>* raw = nullptr);
 
 // One side's part after the handshake, shared by client and server: transport
 // setup, the sizes in lock-step, the measurements exchanged. The client gets
 // the assembled result in *result (may be null on the server).
 Status RunSide(const TestParams& params, Transport& transport, FramedConnection& conn, const LocalContext& local,
-               model::PerfResult* result);
+               model::PerfResult* result, std::vector<RawSize>* raw = nullptr);
 
 // The figures of one size from both sides' raw measurements (pure; tested).
 model::PerfSizeResult AssembleSize(const TestParams& params, uint64_t size, const SideMeasurement& client,

@@ -230,8 +230,9 @@ void to_json(nlohmann::json& j, const SideMeasurement& m) {
   j = {{"iterations", m.iterations},   {"tx_bytes", m.tx_bytes},         {"tx_messages", m.tx_messages},
        {"tx_elapsed_s", m.tx_elapsed_s}, {"tx_peak_gbps", m.tx_peak_gbps}, {"rx_bytes", m.rx_bytes},
        {"rx_messages", m.rx_messages}, {"rx_elapsed_s", m.rx_elapsed_s}, {"rx_peak_gbps", m.rx_peak_gbps},
-       {"validate_errors", m.validate_errors}, {"validate_detail", m.validate_detail}};
-  // rtt samples stay on the side that timed them; only their count travels.
+       {"validate_errors", m.validate_errors}, {"validate_detail", m.validate_detail},
+       {"kv_requests", m.kv_requests}, {"kv_notifications", m.kv_notifications}};
+  // rtt (and kv request/layer) samples stay on the side that timed them; only their count travels.
   j["rtt_samples"] = m.rtt_us.size();
   if (!m.stream_tx_bytes.empty()) {
     j["stream_tx_bytes"] = m.stream_tx_bytes;
@@ -254,6 +255,8 @@ void from_json(const nlohmann::json& j, SideMeasurement& m) {
   m.stream_tx_bytes = model::json_fields::NumbersOr<uint64_t>(j, "stream_tx_bytes");
   m.stream_tx_elapsed_s = model::json_fields::NumbersOr<double>(j, "stream_tx_elapsed_s");
   if (m.stream_tx_elapsed_s.size() != m.stream_tx_bytes.size()) m.stream_tx_bytes.clear(), m.stream_tx_elapsed_s.clear();
+  m.kv_requests = model::json_fields::NumberOr(j, "kv_requests", uint64_t{0});
+  m.kv_notifications = model::json_fields::NumberOr(j, "kv_notifications", uint64_t{0});
 }
 
 std::optional<Status> FramedControlChannel::PeerGone() {

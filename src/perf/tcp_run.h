@@ -25,5 +25,12 @@ struct RunContext {
 
 Result<SideMeasurement> RunBandwidth(const RunContext& ctx, uint64_t size, ControlChannel& control);
 Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, ControlChannel& control);
+// The KV-cache pattern (tcp_kv.cc): the client writes pages, the server lands
+// them in its page table and acknowledges each layer's notification.
+Result<SideMeasurement> RunKv(const RunContext& ctx, uint64_t page_bytes, ControlChannel& control);
+// Buffer bytes of the kv pattern on `role`: the destination pool (server) or
+// the source pages (client, at most kKvSourceBytes of them).
+uint64_t KvMemoryNeeded(const TestParams& p, Role role);
+inline constexpr uint64_t kKvSourceBytes = 64ull << 20;
 
 }  // namespace fabcheck::perf::tcp

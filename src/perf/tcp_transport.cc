@@ -49,6 +49,7 @@ Capabilities TcpTransport::GetCapabilities() const {
   if (!cuda.ok()) c.notes.push_back("CUDA memory unavailable: " + cuda.status().message());
   c.gpudirect = false;  // TCP stages GPU memory through pinned host memory, never GPUDirect
   c.duration_mode = true;
+  c.kv = true;
   return c;
 }
 
@@ -56,6 +57,7 @@ uint64_t TcpTransport::MemoryNeeded(const TestParams& p, Role role) const {
   uint64_t largest = p.sizes.empty() ? 0 : *std::max_element(p.sizes.begin(), p.sizes.end());
   uint64_t streams = static_cast<uint64_t>(p.streams);
   bool staged = p.local(role).mem.is_cuda();
+  if (p.test == model::PerfTest::kKv) return KvMemoryNeeded(p, role);
   if (p.test == model::PerfTest::kLat) return (staged ? 2 : 1) * largest;
   bool sends = p.bidir || role == Role::kClient;
   bool receives = p.bidir || role == Role::kServer;
@@ -96,7 +98,9 @@ Status TcpTransport::ConfigureSocket(int fd) const {
   RETURN_IF_ERROR(SetIoTimeout(fd, kIdleSlice));
   // Nagle off for ping-pong latency; for bandwidth the kernel may coalesce
   // small sends, as iperf3 and sockperf's throughput mode let it.
-  RETURN_IF_ERROR(SetNoDelay(fd, params_.test == model::PerfTest::kLat));
+  // The kv pattern's notifications and their acknowledgements are small
+  // messages a peer waits on: Nagle would hold them back.
+  RETURN_IF_ERROR(SetNoDelay(fd, params_.test != model::PerfTest::kBw));
   if (params_.tclass) {
     int tos = *params_.tclass;
     // Either family may carry it; setting both is harmless on a dual-stack socket.
@@ -201,8 +205,9 @@ Status TcpTransport::Setup(const TestParams& params, const LocalContext& local, 
 
 Result<SideMeasurement> TcpTransport::RunSize(uint64_t size, ControlChannel& control) {
   RunContext ctx{params_, local_, socks_, cpus_, cuda_, control.PeerName()};
-  Result<SideMeasurement> m = params_.test == model::PerfTest::kLat ? RunLatency(ctx, size, control)
-                                                                    : RunBandwidth(ctx, size, control);
+  Result<SideMeasurement> m = params_.test == model::PerfTest::kLat  ? RunLatency(ctx, size, control)
+                              : params_.test == model::PerfTest::kKv ? RunKv(ctx, size, control)
+                                                                     : RunBandwidth(ctx, size, control);
   if (!m.ok()) {
     // The connections are in an unknown state now (partial messages); the
     // test ends here, so close them rather than resynchronise.

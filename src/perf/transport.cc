@@ -22,6 +22,36 @@ constexpr int kMaxStreams = 1024;
 
 }  // namespace
 
+Status ValidateKvPattern(const TestParams& p) {
+  const KvPattern& kv = p.kv;
+  if (kv.layers == 0 && kv.pages_per_layer == 0) {
+    return InvalidArgumentError("a kv test needs its pattern from the model: run it with fabcheck kv run");
+  }
+  if (p.sizes.size() != 1) return InvalidArgumentError("a kv test has one page size (sizes holds exactly one)");
+  if (kv.layers < 1 || kv.layers > 4096) {
+    return InvalidArgumentError(fmt::format("kv: {} layers out of range (1 .. 4096)", kv.layers));
+  }
+  if (kv.pages_per_layer < 1 || kv.pages_per_layer > (uint64_t{1} << 24)) {
+    return InvalidArgumentError(fmt::format("kv: {} pages per layer out of range (1 .. 16M)", kv.pages_per_layer));
+  }
+  if (kv.pool_pages < 1 || kv.pool_pages > kMaxKvPoolPages) {
+    return InvalidArgumentError(
+        fmt::format("kv: a destination pool of {} pages is out of range (1 .. {})", kv.pool_pages, kMaxKvPoolPages));
+  }
+  if (p.bidir) return InvalidArgumentError("kv: the KV-cache pattern is one-way (prefill to decode); no --bidir");
+  if (p.validate) return InvalidArgumentError("kv: --validate is not supported for the KV-cache pattern");
+  if (p.op != model::PerfOp::kWrite && p.op != model::PerfOp::kWriteImm && p.op != model::PerfOp::kSend) {
+    return InvalidArgumentError("kv: pages are written (--op write, write_imm or send), never read");
+  }
+  if (p.transport == TransportKind::kTcp && (p.client.mem.is_cuda() || p.server.mem.is_cuda())) {
+    return InvalidArgumentError("kv over tcp moves host memory; GPU memory (--mem cuda:N) needs --transport verbs");
+  }
+  if (p.sizes[0] > (uint64_t{1} << 30) / 2) {
+    return InvalidArgumentError(fmt::format("kv: page of {} bytes above 512 MiB", p.sizes[0]));
+  }
+  return Status::Ok();
+}
+
 std::string_view TransportName(TransportKind kind) { return kind == TransportKind::kTcp ? "tcp" : "verbs"; }
 
 std::optional<TransportKind> ParseTransportKind(std::string_view name) {
@@ -140,6 +170,9 @@ void to_json(nlohmann::json& j, const TestParams& p) {
        {"use_cm", p.use_cm}};
   j["tclass"] = p.tclass ? nlohmann::json(*p.tclass) : nlohmann::json(nullptr);
   j["sl"] = p.sl ? nlohmann::json(*p.sl) : nlohmann::json(nullptr);
+  if (p.test == model::PerfTest::kKv) {
+    j["kv"] = {{"layers", p.kv.layers}, {"pages_per_layer", p.kv.pages_per_layer}, {"pool_pages", p.kv.pool_pages}};
+  }
   EndpointToJson(j["client"], p.client);
   EndpointToJson(j["server"], p.server);
 }
@@ -164,6 +197,12 @@ void from_json(const nlohmann::json& j, TestParams& p) {
   if (j.contains("sl") && !j.at("sl").is_null()) p.sl = j.at("sl").get<int>();
   p.validate = j.value("validate", false);
   p.use_cm = j.value("use_cm", false);
+  if (p.test == model::PerfTest::kKv) {
+    const nlohmann::json& kv = j.at("kv");
+    p.kv.layers = model::json_fields::Number<int>(kv.at("layers"), "kv.layers");
+    p.kv.pages_per_layer = model::json_fields::Number<uint64_t>(kv.at("pages_per_layer"), "kv.pages_per_layer");
+    p.kv.pool_pages = model::json_fields::Number<uint64_t>(kv.at("pool_pages"), "kv.pool_pages");
+  }
   if (j.contains("client")) p.client = EndpointFromJson(j.at("client"));
   if (j.contains("server")) p.server = EndpointFromJson(j.at("server"));
 }
@@ -220,6 +259,7 @@ Status ValidateTestParams(const TestParams& p) {
   if (p.test == model::PerfTest::kLat && p.streams != 1) {
     return InvalidArgumentError("a latency test runs one ping-pong (--qps/--streams 1), as perftest's *_lat");
   }
+  if (p.test == model::PerfTest::kKv) RETURN_IF_ERROR(ValidateKvPattern(p));
   for (const EndpointSpec* e : {&p.client, &p.server}) {
     if (e->port < 0 || e->port > 255) return InvalidArgumentError(fmt::format("--port {} out of range (1 .. 255)", e->port));
     if (e->gid_index && (*e->gid_index < 0 || *e->gid_index > 65535)) {
@@ -254,6 +294,7 @@ void to_json(nlohmann::json& j, const Capabilities& c) {
        {"max_inline", c.max_inline},
        {"rdma_cm", c.rdma_cm},
        {"duration_mode", c.duration_mode},
+       {"kv", c.kv},
        {"notes", c.notes}};
 }
 
@@ -267,6 +308,7 @@ void from_json(const nlohmann::json& j, Capabilities& c) {
   c.max_inline = model::json_fields::NumberOr(j, "max_inline", 0);
   c.rdma_cm = j.value("rdma_cm", false);
   c.duration_mode = j.value("duration_mode", false);
+  c.kv = j.value("kv", false);
   c.notes = j.value("notes", std::vector<std::string>{});
 }
 
@@ -301,6 +343,11 @@ Status CheckCapabilities(const TestParams& p, const Capabilities& caps, Role rol
         fmt::format("--inline {} above the device's maximum inline size {}", p.inline_size, caps.max_inline));
   }
   if (p.use_cm && !caps.rdma_cm) return FailedPreconditionError("--cm (rdma_cm) is unavailable here" + why);
+  if (p.test == model::PerfTest::kKv && !caps.kv) {
+    return UnimplementedError(fmt::format("the KV-cache pattern (fabcheck kv) is not supported by the {} transport on the "
+                                          "{}{} (use --transport tcp, or upgrade fabcheck there)",
+                                          TransportName(p.transport), RoleName(role), why));
+  }
   if (p.iters == 0 && !caps.duration_mode) {
     return UnimplementedError("--duration is not supported by this transport; use --iters N");
   }

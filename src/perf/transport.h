@@ -101,6 +101,24 @@ struct EndpointSpec {
   friend bool operator==(const EndpointSpec&, const EndpointSpec&) = default;
 };
 
+// The L5 KV-cache pattern (test kKv, `fabcheck kv`). Per request, for each
+// of `layers` layers, `pages_per_layer` pages of sizes[0] bytes are written
+// into the server's destination pages, then one notification per layer that
+// the server acknowledges. The server allocates `pool_pages` destination pages
+// and a shuffled page table over them (a paged KV cache's block table), sent to
+// the client; page k of a request lands on table[k % pool_pages], so a request
+// larger than the pool reuses pages (the benchmark moves and times bytes, it
+// keeps no cache). streams = requests in flight (one connection or QP each),
+// iters = measured requests in all (or duration_s), warmup = unmeasured
+// requests first.
+struct KvPattern {
+  int layers = 0;
+  uint64_t pages_per_layer = 0;
+  uint64_t pool_pages = 0;
+  friend bool operator==(const KvPattern&, const KvPattern&) = default;
+};
+inline constexpr uint64_t kMaxKvPoolPages = 65536;
+
 // The negotiated request: the client sends it, the server validates it
 // against its limits, and both sides run exactly this.
 struct TestParams {
@@ -121,6 +139,7 @@ struct TestParams {
   std::optional<int> sl;                     // verbs: service level (IB)
   bool validate = false;                     // fill with a pattern, receiver verifies every message
   bool use_cm = false;                       // verbs: connect through rdma_cm
+  KvPattern kv;                              // test kKv only
   EndpointSpec client;
   EndpointSpec server;
 
@@ -138,6 +157,8 @@ Result<TestParams> ParseTestParams(const nlohmann::json& j);
 // Checks that the request makes sense on its own (sizes, counts, op vs test,
 // ranges). Transport- and server-specific checks come on top of it.
 Status ValidateTestParams(const TestParams& p);
+// The kv part of it (test kKv): layers, pages, pool, and what the pattern excludes.
+Status ValidateKvPattern(const TestParams& p);
 
 // What a transport can do on this node. Reported in the handshake; the engine
 // refuses requests outside it before anything is allocated.
@@ -151,6 +172,7 @@ struct Capabilities {
   int max_inline = 0;                    // verbs: largest inline size the device allows (0: none)
   bool rdma_cm = false;                  // verbs: --cm available
   bool duration_mode = true;             // --duration supported
+  bool kv = false;                       // the KV-cache pattern (test kKv)
   std::vector<std::string> notes;        // why something is missing ("no RDMA device", "libcudart absent")
   bool Supports(model::PerfOp op) const;
 };
@@ -231,6 +253,15 @@ struct SideMeasurement {
   // --validate: messages whose contents did not match the pattern.
   uint64_t validate_errors = 0;
   std::string validate_detail;  // the first mismatch: "stream 2 message 17 byte 4096: got 0x13 want 0x12"
+  // kv: measured requests and layer notifications (tx_messages counts pages),
+  // and on the client, which timed them, each measured request's transfer
+  // time (first page posted to the last layer's notification acknowledged)
+  // and each layer's (its first page posted to its acknowledgement), in
+  // microseconds. Only the counts travel.
+  uint64_t kv_requests = 0;
+  uint64_t kv_notifications = 0;
+  std::vector<double> request_us;
+  std::vector<double> layer_us;
 };
 
 // The interface every transport implements.

@@ -25,12 +25,14 @@ namespace fabcheck::model {
 
 inline constexpr const char* kPerfSchema = "fabcheck.perf/v1";
 
-enum class PerfTest { kBw, kLat };
+// kKv is the L5 KV-cache pattern (`fabcheck kv`): per request and layer,
+// scattered page writes into a destination page table, then a notification.
+enum class PerfTest { kBw, kLat, kKv };
 // kWriteImm is RDMA write with immediate (verbs only); kSend is send/receive
 // (verbs) or the plain byte stream (tcp).
 enum class PerfOp { kWrite, kWriteImm, kRead, kSend };
 
-std::string_view PerfTestName(PerfTest test);  // "bw", "lat"
+std::string_view PerfTestName(PerfTest test);  // "bw", "lat", "kv"
 std::optional<PerfTest> ParsePerfTest(std::string_view name);
 std::string_view PerfOpName(PerfOp op);  // "write", "write_imm", "read", "send"
 std::optional<PerfOp> ParsePerfOp(std::string_view name);
