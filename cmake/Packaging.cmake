@@ -5,6 +5,7 @@
 #   /usr/share/man/man1/fabcheck.1.gz        help2man from --help (with every command's --help)
 #   /usr/share/doc/fabcheck/                 README, docs/*.md, copyright, changelog
 #   /usr/share/fabcheck/{prometheus,grafana,kubernetes,profiles}/   alert rules, dashboard, manifests, profiles
+#   /usr/share/fabcheck/kv-models/           the kv model presets (also compiled in), as config.json excerpts
 #   /lib/systemd/system/fabcheck-{agent,exporter}.service, /etc/fabcheck/{agent,exporter}.conf
 set(FABCHECK_PACKAGE_MAINTAINER "fabcheck developers <fabcheck-devel@example.org>"
     CACHE STRING "Maintainer field of the Debian package")
@@ -15,6 +16,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright DESTINATION share/doc/fabc
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/prometheus ${CMAKE_SOURCE_DIR}/deploy/grafana
                   ${CMAKE_SOURCE_DIR}/deploy/kubernetes ${CMAKE_SOURCE_DIR}/profiles
         DESTINATION share/fabcheck)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/data/kv-models DESTINATION share/fabcheck)
 # Debian (bookworm) keeps systemd units in /lib/systemd/system and conffiles in /etc.
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/systemd/fabcheck-agent.service
               ${CMAKE_SOURCE_DIR}/packaging/systemd/fabcheck-exporter.service

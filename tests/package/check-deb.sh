@@ -38,6 +38,7 @@ for f in /usr/bin/fabcheck /usr/share/man/man1/fabcheck.1.gz /usr/share/doc/fabc
          /usr/share/doc/fabcheck/changelog.gz /usr/share/doc/fabcheck/README.md /usr/share/doc/fabcheck/docs/exporter.md \
          /usr/share/fabcheck/prometheus/fabcheck-rules.yaml /usr/share/fabcheck/grafana/fabcheck-rdma-dashboard.json \
          /usr/share/fabcheck/kubernetes/agent-daemonset.yaml /usr/share/fabcheck/profiles/ \
+         /usr/share/fabcheck/kv-models/llama-3-70b.json \
          /lib/systemd/system/fabcheck-agent.service /lib/systemd/system/fabcheck-exporter.service \
          /etc/fabcheck/agent.conf /etc/fabcheck/exporter.conf; do
   grep -qxF "$f" "$out/files" || fail "$f is not in the package"
@@ -85,6 +86,8 @@ chroot "$root" fabcheck inventory --sysroot /tmp/dgx-h100-example.tar.gz >"$out/
   fail "fabcheck inventory in the clean root"
 chroot "$root" fabcheck k8s lint /usr/share/fabcheck/kubernetes >/dev/null || fail "k8s lint of /usr/share/fabcheck/kubernetes"
 chroot "$root" fabcheck doctor --help >/dev/null || fail "fabcheck doctor --help in the clean root"
+chroot "$root" fabcheck kv size --model /usr/share/fabcheck/kv-models/llama-3-70b.json --json | grep -q '"page_bytes": 65536' ||
+  fail "fabcheck kv size on the installed Llama-3-70B preset"
 systemd-analyze verify --root="$root" --man=no fabcheck-agent.service fabcheck-exporter.service 2>&1 | tee "$out/verify.txt"
 [ ! -s "$out/verify.txt" ] || fail "systemd-analyze verify complained (above)"
 # The man page is checked here rather than by verify's man lookup (no man-db in the root).
