@@ -12,6 +12,7 @@
 #include "fabcheck/model/coll.h"
 #include "fabcheck/model/diagnose.h"
 #include "fabcheck/model/finding.h"
+#include "fabcheck/model/kv.h"
 
 namespace fabcheck::diagnose {
 
@@ -59,6 +60,12 @@ struct CollEvidence {
   int nodes = 0;
 };
 
+// A KV-cache transfer (fabcheck kv JSON) with the L3 figure of its run.
+struct KvEvidence {
+  std::string source;
+  model::KvResult result;
+};
+
 struct DoctorEvidence {
   std::string source;
   std::string host;
@@ -79,6 +86,7 @@ struct Evidence {
   std::vector<PairEvidence> pairs;
   std::vector<CollEvidence> colls;
   std::vector<DoctorEvidence> doctors;
+  std::vector<KvEvidence> kvs;
   std::vector<Member> members;
   double line_gbps = 0;  // --line-rate: the port rate when no input says it
   std::string bundle;    // the ladder bundle's path, "" when none

@@ -61,6 +61,7 @@ struct Loader {
   void Json(const std::string& path, const json& j);
   void Bundle(const std::string& dir);
   void Perf(const std::string& path, const json& j);
+  void Kv(const std::string& path, const json& j);
   void Sweep(const std::string& path, const json& j);
   void Coll(const std::string& path, const json& j);
   void Sample(const std::string& path, const json& j);
@@ -190,6 +191,8 @@ void Loader::Json(const std::string& path, const json& j) {
   try {
     if (schema == model::kPerfSchema) {
       Perf(path, j);
+    } else if (schema == model::kKvSchema) {
+      Kv(path, j);
     } else if (schema == "fabcheck.sweep/v1") {
       Sweep(path, j);
     } else if (schema == "fabcheck.coll/v1") {
@@ -245,6 +248,29 @@ void Loader::Perf(const std::string& path, const json& j) {
   if (!r.error.empty() && !p.sizes.empty()) p.failed.emplace_back(UINT64_MAX, r.error);
   ev.pairs.push_back(std::move(p));
   Record(path, "perf", "read");
+}
+
+void Loader::Kv(const std::string& path, const json& j) {
+  model::KvResult r = j.get<model::KvResult>();
+  // Its L3 run is a bandwidth test of the pair like any other: the perf rules see it.
+  if (r.l3 && r.l3->error.empty() && r.l3->gbps > 0) {
+    PairEvidence p;
+    p.source = path + " (l3)";
+    p.a = r.client.host;
+    p.b = !r.server_side.host.empty() ? r.server_side.host : r.server.substr(0, r.server.rfind(':'));
+    p.transport = r.transport;
+    p.device_a = r.client.device;
+    p.device_b = r.server_side.device;
+    p.gid_a = r.client.gid;
+    p.gid_b = r.server_side.gid;
+    p.mtu = r.client.mtu;
+    p.bw_gbps = r.l3->gbps;
+    p.bw_bytes = r.l3->size;
+    p.sizes.emplace_back(r.l3->size, r.l3->gbps);
+    ev.pairs.push_back(std::move(p));
+  }
+  ev.kvs.push_back({path, std::move(r)});
+  Record(path, "kv", "read");
 }
 
 void Loader::Sweep(const std::string& path, const json& j) {

@@ -1,5 +1,5 @@
 // The evidence loader (metrics text, counter samples, perf/sweep/coll JSON,
-// mixed directories, garbage) and the counter and perf rules over what it read.
+// mixed directories, garbage) and the counter, perf and kv rules over what it read.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +9,8 @@
 
 #include "diagnose/engine.h"
 #include "diagnose/inputs.h"
+
+#include <nlohmann/json.hpp>
 
 namespace fabcheck::diagnose {
 namespace {
@@ -257,6 +259,72 @@ TEST(Inputs, MixedGarbageAndUnreadableInputsAreReportedNotFatal) {
   ASSERT_NE(binary_finding, nullptr);
   EXPECT_EQ(binary_finding->severity, model::Severity::kUnknown);
   EXPECT_FALSE(LoadEvidence({}, {}).ok());
+}
+
+}  // namespace
+}  // namespace fabcheck::diagnose
+
+namespace fabcheck::diagnose {
+namespace {
+
+// A kv result as `fabcheck kv run --json` writes it: below its L3 figure with
+// an MTU mismatch between the ends.
+std::string KvJson(double ratio, bool mismatch) {
+  nlohmann::json j = {
+      {"schema", "fabcheck.kv/v1"},
+      {"server", "10.0.0.2:18520"},
+      {"transport", "tcp"},
+      {"inflight", 2},
+      {"sizing", {{"model", {{"name", "Llama-3-70B"}, {"attention", "gqa"}, {"layers", 80}}},
+                  {"page_tokens", 16}, {"tokens", 8192}, {"page_bytes", 65536}}},
+      {"l3", {{"op", "send"}, {"size", 65536}, {"streams", 2}, {"gbytes_per_s", 2.0}, {"gbps", 16.0}}},
+      {"kv", {{"requests", 10}, {"gbytes_per_s", 2.0 * ratio}, {"request", {{"p99_ms", 900.0}}}}},
+      {"ratio_to_l3", ratio},
+      {"goal_ratio", 0.7},
+      {"client", {{"host", "10.0.0.1"}, {"device", "eth1"}, {"mtu", 9000}}},
+      {"server_endpoint", {{"host", "10.0.0.2"}, {"device", "eth1"}, {"mtu", mismatch ? 1500 : 9000}}},
+      {"findings", nlohmann::json::array()}};
+  if (mismatch) {
+    j["findings"].push_back({{"id", "kv.mtu-mismatch"},
+                             {"severity", "fail"},
+                             {"group", "L2"},
+                             {"object", "10.0.0.1 (eth1) -> 10.0.0.2 (eth1)"},
+                             {"message", "the two ends disagree on the active MTU: 9000 here, 1500 on the decode side"},
+                             {"evidence", {"prefill 10.0.0.1 the active MTU: 9000"}},
+                             {"remedy", "set the same MTU on both ends"}});
+  }
+  return j.dump();
+}
+
+TEST(Kv, ShortfallNamesTheRungAndMismatchIsReported) {
+  Dir d;
+  std::string below = d.Write("kv.json", KvJson(0.4, /*mismatch=*/true));
+  auto ev = LoadEvidence({below}, {});
+  ASSERT_TRUE(ev.ok());
+  ASSERT_EQ(ev->inputs.size(), 1u);
+  EXPECT_EQ(ev->inputs[0].kind, "kv");
+  EXPECT_EQ(ev->inputs[0].status, "read");
+  ASSERT_EQ(ev->pairs.size(), 1u);  // its L3 figure, for the perf rules
+  EXPECT_DOUBLE_EQ(ev->pairs[0].bw_gbps, 16.0);
+  auto r = Diagnose(*ev);
+  const auto* k = One(r, "kv.below-l3");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->severity, model::Severity::kWarn);
+  EXPECT_NE(k->message.find("0.40x"), std::string::npos) << k->message;
+  EXPECT_NE(k->next.find("rung L2"), std::string::npos) << k->next;
+  const auto* m = One(r, "kv.ends-mismatch");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->severity, model::Severity::kFail);
+  EXPECT_NE(m->message.find("1500"), std::string::npos);
+}
+
+TEST(Kv, AtTheGoalNothingIsSaid) {
+  Dir d;
+  auto ev = LoadEvidence({d.Write("kv.json", KvJson(0.95, /*mismatch=*/false))}, {});
+  ASSERT_TRUE(ev.ok());
+  auto r = Diagnose(*ev);
+  EXPECT_EQ(One(r, "kv.below-l3"), nullptr);
+  EXPECT_EQ(One(r, "kv.ends-mismatch"), nullptr);
 }
 
 }  // namespace

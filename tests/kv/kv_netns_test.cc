@@ -130,10 +130,12 @@ TEST_F(KvNetnsTest, TransferBesideL3) {
   int rc = 0;
   std::string out = Kv("--model Llama-3-8B --tokens 512 --page 16 --requests 8 --inflight 2 --l3-duration 0.5 --json",
                        port_, &rc);
-  EXPECT_EQ(rc, 0) << out;
+  // 1 (warnings) only when this shared machine left the transfer below its L3 goal.
+  EXPECT_TRUE(rc == 0 || rc == 1) << out;
   auto j = Json(out);
   ASSERT_EQ(j.value("schema", ""), "fabcheck.kv/v1") << out;
   EXPECT_TRUE(j["ok"].get<bool>()) << out;
+  for (const auto& f : j["findings"]) EXPECT_EQ(f["id"], "kv.below-l3") << f.dump();
   EXPECT_EQ(j["kv"]["requests"], 8);
   EXPECT_EQ(j["kv"]["pages"], 8 * 32 * 32);  // 32 layers x 32 pages of 64 KiB
   EXPECT_EQ(j["sizing"]["page_bytes"], 65536);

@@ -68,7 +68,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   auto o = std::make_shared<Options>();
   cmd->add_option("paths", o->paths,
                   "Files or directories, in any mix: NCCL / PyTorch / launcher logs (\"-\" = a log on stdin), the exporter's\n"
-                  "/metrics text saved at several times, counter sample JSON, perf / sweep / coll / doctor JSON,\n"
+                  "/metrics text saved at several times, counter sample JSON, perf / kv / sweep / coll / doctor JSON,\n"
                   "a ladder bundle directory (with manifest.json)");
   fabcheck::app::Tunables t(cmd, "diagnose");
   t.Flag("--json", o->json, "Print the diagnoses as JSON (schema fabcheck.diagnose/v1)");

@@ -270,7 +270,7 @@ app::RunFn Setup(CLI::App& root) {
   rt.Text("--server-gid-index", a->server_gid_index, "verbs: the server's GID index or auto", "index|auto");
   rt.Text("--server-mem", a->server_mem, "Server KV cache: host or cuda:N", "host|cuda:N");
   rt.Path("--token-file", a->token_file, "The server's shared token (when it requires one)");
-  rt.Tls(a->tls, /*server=*/false);
+  rt.Tls(a->tls, app::Tunables::TlsRole::kClient);
   rt.Seconds("--connect-timeout", a->connect_timeout, "Seconds to connect");
   rt.Seconds("--timeout", a->timeout, "Seconds any wait may block before the run fails");
   rt.Flag("--json", a->json, "JSON (schema fabcheck.kv/v1) instead of the table");
