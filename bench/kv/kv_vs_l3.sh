@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fabcheck kv against the rung below, in the same run: the KV-cache transfer
-# (Llama-3-70B, 8k-token prompts, per-layer scattered page writes + one
+# (Llama-3-70B, TOKENS-token prompts, per-layer scattered page writes + one
 # notification per layer) beside the same pair's L3 TCP bandwidth at the page
 # size with as many streams as requests in flight. Each `kv run` measures
 # both, so every ratio comes from one run; REPS runs alternate and the median
@@ -8,7 +8,8 @@
 # Goals (docs/kv.md): ratio >= 0.9 at pages of 256 KiB and more, >= 0.7 at 16-64 KiB.
 #
 # usage: bench/kv/kv_vs_l3.sh [path/to/fabcheck]     (root, for the namespaces)
-#   env: DUR=3 (seconds of kv and of L3 per run), REPS=3, INFLIGHT=1, PAGES="4 16 64 256" (tokens;
+#   env: DUR=3 (seconds of kv and of L3 per run), REPS=3, INFLIGHT=1, TOKENS=2048 (640 MiB per request: several
+#        requests per run on a slow link; 8192 is 2.5 GiB), PAGES="4 16 64 256" (tokens;
 #        Llama-3-70B at tp 1 holds 4 KiB per token and layer: 16 KiB .. 1 MiB pages), ENVS="loopback netns"
 set -euo pipefail
 
@@ -16,6 +17,7 @@ FC=${1:-$(dirname "$0")/../../build/src/app/fabcheck}
 DUR=${DUR:-3}
 REPS=${REPS:-3}
 INFLIGHT=${INFLIGHT:-1}
+TOKENS=${TOKENS:-2048}
 PAGES=${PAGES:-4 16 64 256}
 ENVS=${ENVS:-loopback netns}
 NS_A=kv18-bench-a
@@ -43,8 +45,8 @@ run_env() {
     local ratios=() kvs=() l3s=() cpu_kv=() cpu_l3=() p99=()
     for _ in $(seq "$REPS"); do
       local j
-      j=$($cpre "$FC" kv run "$addr" --port 18630 --model Llama-3-70B --tokens 8192 --page "$page" \
-        --inflight "$INFLIGHT" --duration "${DUR}s" --l3-duration "$DUR" --json 2>/dev/null || true)
+      j=$($cpre "$FC" kv run "$addr" --port 18630 --model Llama-3-70B --tokens "$TOKENS" --page "$page" \
+        --inflight "$INFLIGHT" --warmup 1 --duration "${DUR}s" --l3-duration "$DUR" --json 2>/dev/null || true)
       ratios+=("$(jq '.ratio_to_l3 // 0' <<<"$j")")
       kvs+=("$(jq '.kv.gbytes_per_s // 0' <<<"$j")")
       l3s+=("$(jq '.l3.gbytes_per_s // 0' <<<"$j")")

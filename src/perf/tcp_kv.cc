@@ -160,6 +160,7 @@ struct Slot {
   std::condition_variable cv;
   std::deque<Pending> pending;
   uint64_t completed = 0;  // requests whose last layer was acknowledged
+  uint64_t acks = 0;       // layer acknowledgements so far (progress)
   bool acks_over = false;  // the acknowledgement thread has ended
   uint64_t pages_sent = 0;
   // Measured figures (requests numbered warmup and up).
@@ -224,9 +225,13 @@ void SenderThread(Run& run, Slot& slot, int conn, const std::vector<uint32_t>& t
     // The next request starts once this one is acknowledged.
     std::unique_lock lock(slot.mu);
     auto last = Clock::now();
+    uint64_t acks = slot.acks;
     while (slot.completed < started && !slot.acks_over && !wait.stopped()) {
       slot.cv.wait_for(lock, kIdleSlice);
-      if (Clock::now() - last > ctx.local.io_timeout) {
+      if (slot.acks != acks) {
+        acks = slot.acks;
+        last = Clock::now();
+      } else if (Clock::now() - last > ctx.local.io_timeout) {
         lock.unlock();
         return fail(DeadlineExceededError(fmt::format(
             "{} during kv: request {} not acknowledged within {} (peer stalled or gone?)", ctx.peer, id,
@@ -288,6 +293,7 @@ void AckThread(Run& run, Slot& slot, int conn) {
     }
     Pending done = slot.pending.front();
     slot.pending.pop_front();
+    ++slot.acks;
     const bool measured = done.request >= p.warmup;
     if (measured) {
       slot.layer_us.push_back(Us(now - done.start));
