@@ -65,7 +65,7 @@ class AgentRegistry {
 struct RendezvousClient {
   control::HostPort coordinator;
   std::optional<std::string> token;
-  std::optional<net::TlsFiles> tls;  // HTTPS, verifying rank 0's certificate names coordinator.host
+  std::optional<net::TlsFiles> tls = std::nullopt;  // HTTPS, verifying rank 0's certificate names coordinator.host
 };
 
 // Other ranks: register (retrying while rank 0 comes up, within `timeout`);
@@ -87,7 +87,7 @@ struct SpmdOptions {
   // serve HTTPS with this certificate and require one of this CA; each rank
   // tells rank 0 the name its certificate answers to (net::CertificateName),
   // which rank 0 checks when it dials the rank's address.
-  std::optional<net::TlsFiles> tls;
+  std::optional<net::TlsFiles> tls = std::nullopt;
   std::chrono::milliseconds rendezvous_timeout{std::chrono::minutes(10)};
   const std::atomic<bool>* stop = nullptr;
 };
