@@ -82,7 +82,8 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
   {
     std::vector<std::vector<double>> bw(rails), mtu(rails), port(rails);
     for (const auto& t : tests) {
-      if (t.rail < 0 || t.rail >= rails) continue;
+      // A member tested with itself went over loopback: no evidence of the fabric.
+      if (t.rail < 0 || t.rail >= rails || t.a == t.b) continue;
       if (t.bw_gbps) bw[t.rail].push_back(*t.bw_gbps);
       if (t.path_mtu) mtu[t.rail].push_back(*t.path_mtu);
       if (t.a_port_gbps) port[t.rail].push_back(*t.a_port_gbps);
@@ -97,7 +98,7 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
   std::vector<NicTally> nic(static_cast<size_t>(n) * rails);
   for (size_t i = 0; i < tests.size(); ++i) {
     const auto& t = tests[i];
-    if (t.rail < 0 || t.rail >= rails || t.a < 0 || t.b < 0 || t.a >= n || t.b >= n) continue;
+    if (t.rail < 0 || t.rail >= rails || t.a < 0 || t.b < 0 || t.a >= n || t.b >= n || t.a == t.b) continue;
     for (int side = 0; side < 2; ++side) {
       const int me = side == 0 ? t.a : t.b, other = side == 0 ? t.b : t.a;
       NicTally& x = nic[at(me, t.rail)];

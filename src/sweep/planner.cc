@@ -129,6 +129,7 @@ class AdaptivePlanner : public Planner {
     PlannedRound round;
     round.stage = "retest";
     auto take = [&](int a, int b, int flows) {
+      if (a == b) return;  // a member's test with itself runs over loopback and measures nothing of the fabric
       busy[a] = busy[b] = 1;
       round.pairs.push_back({a, b, flows});
       tested_.insert(Key(a, b));
@@ -144,8 +145,12 @@ class AdaptivePlanner : public Planner {
           if (made >= 4) break;
           if (busy[a] || !good_everywhere(a)) continue;
           for (int step = 1; step < f_.leaf_count(s.rail); ++step) {
-            const auto& other = f_.leaf_members(s.rail, (s.leaf + step * (made + 1)) % f_.leaf_count(s.rail));
-            auto it = std::find_if(other.begin(), other.end(), [&](int b) { return !busy[b] && good_everywhere(b); });
+            const int leaf = (s.leaf + step * (made + 1)) % f_.leaf_count(s.rail);
+            // Only a partner on another leaf crosses an uplink (and the member itself is no partner).
+            if (leaf == s.leaf) continue;
+            const auto& other = f_.leaf_members(s.rail, leaf);
+            auto it = std::find_if(other.begin(), other.end(),
+                                   [&](int b) { return b != a && !busy[b] && good_everywhere(b); });
             if (it == other.end()) continue;
             take(a, *it, flows_ * 2);
             ++made;
