@@ -1,4 +1,5 @@
 #include "coll/coll.h"
+#include "base/utc_time.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -19,15 +20,6 @@ extern char** environ;
 
 namespace fabcheck::coll {
 namespace {
-
-std::string NowUtc() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
 
 void SetIfUnset(const char* name, const std::string& value) {
   const char* current = std::getenv(name);
@@ -141,7 +133,7 @@ void AddExpectationAndFindings(model::CollReport* report) {
 Result<model::CollReport> RunColl(const CollOptions& options, const RankSetup& setup, const std::string& log_dir) {
   model::CollReport report;
   report.fabcheck_version = kVersion;
-  report.start_time = NowUtc();
+  report.start_time = UtcNowIso8601();
   std::vector<std::string> ops;
   for (CollOp op : options.ops) ops.emplace_back(CollOpName(op));
   std::vector<std::string> sizes;

@@ -1,4 +1,5 @@
 #include "inventory/snapshot.h"
+#include "base/utc_time.h"
 
 #include <sys/utsname.h>
 
@@ -21,15 +22,6 @@ struct Registry {
 Registry& GetRegistry() {
   static Registry registry;
   return registry;
-}
-
-std::string UtcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
 }
 
 }  // namespace
@@ -66,7 +58,7 @@ Result<SnapshotResult> TakeSnapshot(const sys::SysRoot& root, const std::string&
   }
   nlohmann::json info = {{"schema", "fabcheck.capture/v1"},
                          {"fabcheck_version", fabcheck_version},
-                         {"taken_at", UtcNow()},
+                         {"taken_at", UtcNowIso8601()},
                          {"source", root.Describe()},
                          {"hostname", result.inventory.host.hostname},
                          {"kernel", result.inventory.host.kernel},

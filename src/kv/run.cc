@@ -1,4 +1,5 @@
 #include "kv/run.h"
+#include "base/utc_time.h"
 
 #include <fmt/format.h>
 
@@ -11,15 +12,6 @@
 namespace fabcheck::kv {
 
 namespace {
-
-std::string NowIso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 void Say(const RunOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
@@ -55,7 +47,7 @@ uint64_t PoolPages(const model::KvSizing& s, uint64_t pool_bytes) {
 
 Result<model::KvResult> Run(const RunOptions& o) {
   model::KvResult r;
-  r.started_at = NowIso8601();
+  r.started_at = UtcNowIso8601();
   r.server = fmt::format("{}:{}", o.client.host, o.client.port);
   r.transport = std::string(perf::TransportName(o.transport));
   r.inflight = o.inflight;

@@ -1,4 +1,5 @@
 #include "ladder/runner.h"
+#include "base/utc_time.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -91,15 +92,6 @@ namespace {
 
 using internal::Member;
 
-std::string UtcIso(double unix_s) {
-  std::time_t t = static_cast<std::time_t>(unix_s);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string Hostname() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "";
@@ -190,7 +182,7 @@ Result<model::LadderManifest> RunLadder(const std::vector<control::HostPort>& ag
   model::LadderManifest manifest;
   manifest.fabcheck_version = o.fabcheck_version;
   manifest.start_unix = internal::NowUnix();
-  manifest.created_at = UtcIso(manifest.start_unix);
+  manifest.created_at = UtcIso8601(static_cast<std::time_t>(manifest.start_unix));
   manifest.coordinator = Hostname();
   manifest.parameters = o.parameters.is_null() ? nlohmann::json::object() : o.parameters;
 

@@ -1,4 +1,5 @@
 #include "perf/engine.h"
+#include "base/utc_time.h"
 
 #include <sys/resource.h>
 
@@ -25,15 +26,6 @@ struct CpuClock {
     return {ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6};
   }
 };
-
-std::string NowIso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // How long one size may take on the control connection: the peer may still be
 // running its part (duration) and then waiting on its own timeouts.
@@ -236,7 +228,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o, std::vector<RawSize>
 
   model::PerfResult result;
   result.protocol_version = protocol;
-  result.started_at = NowIso8601();
+  result.started_at = UtcNowIso8601();
   result.server = server_name;
   result.settings = p.ToSettings();
   Status s = RunSide(p, *transport, conn, local, &result, raw);
