@@ -64,18 +64,26 @@ class Unpacker {
   }
 
   // The folder dest/parts[0..count), made when missing; never through a link.
-  Result<UniqueFd> OpenFolder(const Parts& parts, size_t count) const {
-    UniqueFd current(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0));
-    if (!current.valid()) return ErrnoError(errno, "cannot unpack " + tarball_);
-    for (size_t i = 0; i < count; ++i) {
+  // The folders of the last call stay open and the common part of the path
+  // is not walked again (entries are sorted, so most share all but their
+  // last component): one openat per new folder instead of one per component
+  // of every entry. A folder once open stays a folder: Clear() never
+  // replaces one. The fd returned is borrowed until the next call.
+  Result<int> OpenFolder(const Parts& parts, size_t count) {
+    size_t keep = 0;
+    while (keep < count && keep < open_names_.size() && open_names_[keep] == parts[keep]) ++keep;
+    open_names_.resize(keep);
+    open_fds_.resize(keep);
+    for (size_t i = keep; i < count; ++i) {
+      const int at = i == 0 ? root_.get() : open_fds_[i - 1].get();
       const char* name = parts[i].c_str();
-      int fd = ::openat(current.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int fd = ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (fd < 0 && errno == ENOENT) {
-        if (::mkdirat(current.get(), name, 0755) != 0 && errno != EEXIST) {
+        if (::mkdirat(at, name, 0755) != 0 && errno != EEXIST) {
           return ErrnoError(errno, "cannot unpack " + Joined(parts, i + 1) + " from " + tarball_,
                             "is the temporary folder full? set TMPDIR");
         }
-        fd = ::openat(current.get(), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        fd = ::openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       }
       if (fd < 0) {
         if (errno == ELOOP || errno == ENOTDIR) {
@@ -84,22 +92,14 @@ class Unpacker {
         }
         return ErrnoError(errno, "cannot unpack " + Joined(parts, i + 1) + " from " + tarball_);
       }
-      current.Reset(fd);
+      open_fds_.emplace_back(fd);
+      open_names_.push_back(parts[i]);
     }
-    return current;
+    return count == 0 ? root_.get() : open_fds_[count - 1].get();
   }
 
-  // The parent folder of an entry, kept open while entries share it (captures
-  // are written sorted, so most do).
-  Result<int> Parent(const Parts& parts) {
-    Parts parent(parts.begin(), parts.end() - 1);
-    if (!parent_fd_.valid() || parent != parent_) {
-      parent_fd_.Reset();
-      ASSIGN_OR_RETURN(parent_fd_, OpenFolder(parts, parts.size() - 1));
-      parent_ = std::move(parent);
-    }
-    return parent_fd_.get();
-  }
+  // The folder an entry goes in.
+  Result<int> Parent(const Parts& parts) { return OpenFolder(parts, parts.size() - 1); }
 
   // Removes what an earlier entry put at the name (a link is removed, never
   // followed); a folder is not replaced.
@@ -154,7 +154,10 @@ class Unpacker {
     if (const char* hardlink = archive_entry_hardlink(entry)) {
       ASSIGN_OR_RETURN(Parts target, Split(hardlink));
       if (target.empty()) return Refuse("holds a hard link " + name + " to the root folder");
-      ASSIGN_OR_RETURN(UniqueFd target_parent, OpenFolder(target, target.size() - 1));
+      // Its own descriptor: opening the entry's folder next may close it.
+      ASSIGN_OR_RETURN(int borrowed, OpenFolder(target, target.size() - 1));
+      UniqueFd target_parent(::fcntl(borrowed, F_DUPFD_CLOEXEC, 0));
+      if (!target_parent.valid()) return ErrnoError(errno, "cannot unpack " + name + " from " + tarball_);
       ASSIGN_OR_RETURN(int parent, Parent(parts));
       RETURN_IF_ERROR(Clear(parent, parts));
       // flags 0: a link is linked as itself, never followed.
@@ -166,7 +169,8 @@ class Unpacker {
     }
     switch (archive_entry_filetype(entry)) {
       case AE_IFDIR: {
-        ASSIGN_OR_RETURN(UniqueFd made, OpenFolder(parts, parts.size()));
+        ASSIGN_OR_RETURN(int made, OpenFolder(parts, parts.size()));
+        (void)made;
         return Status::Ok();
       }
       case AE_IFLNK: {
@@ -218,8 +222,8 @@ class Unpacker {
   const std::string& tarball_;
   const ArchiveKind& options_;
   UniqueFd root_;
-  Parts parent_;
-  UniqueFd parent_fd_;
+  Parts open_names_;               // the folders OpenFolder last walked, from the root
+  std::vector<UniqueFd> open_fds_;  // open_fds_[i]: dest/open_names_[0..i]
   Stats stats_;
 };
 
