@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <utility>
 #include <sstream>
 
 #include "base/strings.h"
@@ -147,20 +148,38 @@ json FormatJson(const LintResult& result) {
               {"suppressed", suppressed}};
 }
 
-json FormatSarif(const LintResult& result) {
+namespace {
+
+// The rule catalog of a SARIF log, and each rule's index in it: the same for
+// every log, so built once.
+struct SarifCatalog {
   json rules = json::array();
   std::map<std::string, int> index;
-  for (const auto& rule : AllRules()) {
-    const RuleInfo& info = rule.info;
-    index[info.id] = static_cast<int>(rules.size());
-    rules.push_back({{"id", info.id},
-                     {"name", info.id},
-                     {"shortDescription", {{"text", info.title}}},
-                     {"fullDescription", {{"text", info.why}}},
-                     {"help", {{"text", info.remedy}, {"markdown", "**Fix:** " + info.remedy}}},
-                     {"defaultConfiguration", {{"level", SarifLevel(info.level)}}},
-                     {"properties", {{"tags", json::array({info.scope, "kubernetes", "rdma"})}}}});
-  }
+};
+
+const SarifCatalog& Catalog() {
+  static const SarifCatalog catalog = [] {
+    SarifCatalog c;
+    for (const auto& rule : AllRules()) {
+      const RuleInfo& info = rule.info;
+      c.index[info.id] = static_cast<int>(c.rules.size());
+      c.rules.push_back({{"id", info.id},
+                         {"name", info.id},
+                         {"shortDescription", {{"text", info.title}}},
+                         {"fullDescription", {{"text", info.why}}},
+                         {"help", {{"text", info.remedy}, {"markdown", "**Fix:** " + info.remedy}}},
+                         {"defaultConfiguration", {{"level", SarifLevel(info.level)}}},
+                         {"properties", {{"tags", json::array({info.scope, "kubernetes", "rdma"})}}}});
+    }
+    return c;
+  }();
+  return catalog;
+}
+
+}  // namespace
+
+json FormatSarif(const LintResult& result) {
+  const SarifCatalog& catalog = Catalog();
   json results = json::array();
   // Suppressed findings stay in the log, marked as suppressed in source
   // (the annotation) with its reason, as SARIF viewers expect.
@@ -172,7 +191,7 @@ json FormatSarif(const LintResult& result) {
     const auto& f = lf.finding;
     std::string text = f.object + ": " + f.message + ". Fix: " + f.remedy;
     json r = {{"ruleId", f.id},
-              {"ruleIndex", index.count(f.id) ? index[f.id] : -1},
+              {"ruleIndex", catalog.index.count(f.id) ? catalog.index.at(f.id) : -1},
               {"level", SarifLevel(lf.level)},
               {"message", {{"text", text}}}};
     if (f.location && !f.location->file.empty()) {
@@ -189,7 +208,7 @@ json FormatSarif(const LintResult& result) {
     if (!lf.suppressed_by.empty()) {
       r["suppressions"] = json::array({{{"kind", "inSource"}, {"justification", lf.suppressed_by}}});
     }
-    results.push_back(r);
+    results.push_back(std::move(r));
   }
   json artifacts = json::array();
   for (const auto& file : result.set->files) artifacts.push_back({{"location", {{"uri", FileUri(file)}}}});
@@ -197,12 +216,12 @@ json FormatSarif(const LintResult& result) {
                {{"driver",
                  {{"name", "fabcheck"},
                   {"semanticVersion", kVersion},
-                  {"rules", rules}}}}},
-              {"artifacts", artifacts},
+                  {"rules", catalog.rules}}}}},
+              {"artifacts", std::move(artifacts)},
               {"columnKind", "unicodeCodePoints"},
               {"invocations", json::array({{{"executionSuccessful", true}}})},
-              {"results", results}};
-  return json{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
+              {"results", std::move(results)}};
+  return json{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({std::move(run)})}};
 }
 
 std::string RulesMarkdown() {
