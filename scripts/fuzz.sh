@@ -7,6 +7,13 @@
 #                                    table of executions, coverage and findings
 #   scripts/fuzz.sh build            only build
 #
+# FUZZ_TARGETS="nccl_log capture" runs only those targets.
+# FUZZ_WORKERS="nccl_log=12 units=4" runs that many processes of a target on
+# its one corpus (the others get 1), all at once: how the long run spreads a
+# many-core machine over the targets that need it. FUZZ_PREBUILT=1 runs the
+# fuzzers already in $FUZZ_DIR/fuzz (built elsewhere, e.g. carried to a
+# machine without clang) instead of building them.
+#
 # Seed corpora come from the test data (NCCL logs, manifests, captures,
 # profiles, PCI config space) and from fuzz/seeds/; what a run learns goes to
 # $FUZZ_DIR/corpus/<target> (default build-fuzz/), and a crashing input to
@@ -18,6 +25,23 @@ seconds="${2:-}"
 fuzz_dir="${FUZZ_DIR:-build-fuzz}"
 cxx="${FUZZ_CXX:-clang++-14}"
 
+all_targets=(units pci_config profile nccl_log k8s_lint k8s_config capture perf_protocol control_api prometheus
+             counter_samples)
+# FUZZ_TARGETS="nccl_log capture" runs only those.
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  for t in $FUZZ_TARGETS; do
+    [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz: FUZZ_TARGETS: no target '$t' (targets: ${all_targets[*]})" >&2; exit 64; }
+  done
+  read -r -a all_targets <<<"$FUZZ_TARGETS"
+fi
+targets=()
+unbuilt=()
+if [ "${FUZZ_PREBUILT:-0}" = 1 ]; then
+  for t in "${all_targets[@]}"; do
+    if [ -x "$fuzz_dir/fuzz/${t}_fuzzer" ]; then targets+=("$t"); else unbuilt+=("$t"); fi
+  done
+  build_ok=1
+else
 if ! command -v "$cxx" >/dev/null; then
   echo "fuzz: $cxx not found (apt-get install clang-14 libfuzzer-14-dev)" >&2
   exit 1
@@ -45,10 +69,6 @@ if [ "$build_ok" = 0 ]; then
 fi
 [ "$mode" = build ] && exit $(( 1 - build_ok ))
 
-all_targets=(units pci_config profile nccl_log k8s_lint k8s_config capture perf_protocol control_api prometheus
-             counter_samples)
-targets=()
-unbuilt=()
 for t in "${all_targets[@]}"; do
   # After a failed build, each target on its own: those that build still run.
   if [ "$build_ok" = 1 ] || cmake --build "$fuzz_dir" --target "${t}_fuzzer" -j "${JOBS:-$(nproc)}" \
@@ -58,6 +78,7 @@ for t in "${all_targets[@]}"; do
     unbuilt+=("$t")
   fi
 done
+fi
 [ ${#unbuilt[@]} -gt 0 ] && echo "fuzz: NOT RUN (did not build, see $fuzz_dir/build.log): ${unbuilt[*]}" >&2
 if [ ${#targets[@]} -eq 0 ]; then
   echo "fuzz: NOT RUN: no target built (see $fuzz_dir/build.log)" >&2
@@ -87,19 +108,54 @@ prepare() {
   for d in $(seeds_for "$t"); do
     find "$d" -type f ! -name '*.md' -size -1024k | while read -r f; do cp "$f" "$seed/$(echo "$f" | tr '/' '_')"; done
   done
+  # Mutations of compressed bytes mostly test zlib's checks; the tar inside
+  # (headers, names, links, sizes) is what the unpacker must survive, so the
+  # capture target also starts from the plain tar of each seed (SysRoot
+  # detects the compression from the bytes, not the name).
+  if [ "$t" = capture ]; then
+    for f in "$seed"/*.tar.gz; do [ -e "$f" ] && gzip -dc "$f" >"${f%.gz}"; done
+  fi
+  return 0
 }
 
+# The longest input a target is given. A sysfs attribute and a PCI config
+# space are at most a page (4 KiB). The line parsers and the YAML readers see
+# every construct within a few KiB; what only long inputs do (a 1 GB line,
+# quadratic work, endless streams, deep nesting) is bounded by the
+# hostile-input tests, and long inputs would cut the executions a run reaches
+# tenfold.
+max_len_for() {
+  case "$1" in
+    units | pci_config | nccl_log) echo 4096 ;;
+    k8s_lint | k8s_config | profile) echo 16384 ;;
+    *) echo 65536 ;;
+  esac
+}
+
+# Where the targets' TMPDIRs live: a RAM-backed folder when there is one (the
+# capture target unpacks every input; on ext4 that costs 8x more in inode
+# allocation than the unpacking itself).
+tmp_base="${FUZZ_TMP:-}"
+if [ -z "$tmp_base" ]; then
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then tmp_base="/dev/shm/fabcheck-fuzz-$$"; else tmp_base="$fuzz_dir/tmp"; fi
+fi
+
+# run_one TARGET[:WORKER] SECONDS
 run_one() {
-  local t="$1" secs="$2" log="$fuzz_dir/findings/$1/run.log"
+  local t="${1%%:*}" worker="${1#*:}" secs="$2"
+  [ "$worker" = "$1" ] && worker=0
+  local log="$fuzz_dir/findings/$t/run.log"
+  [ "$worker" != 0 ] && log="$log.$worker"
   local seed_arg=()
-  [ "$mode" = ci ] && seed_arg=(-seed=1)  # the same mutations on every CI run
+  [ "$mode" = ci ] && seed_arg=(-seed=$((1 + worker)))  # the same mutations on every CI run
   # A private TMPDIR: the capture target unpacks there, and anything left
   # behind after the run is a leak of the unpacking code.
-  local tmp="$fuzz_dir/tmp/$t"
+  local tmp="$tmp_base/$t.$worker"
   rm -rf "$tmp" && mkdir -p "$tmp"
   set +e
   TMPDIR="$tmp" ASAN_OPTIONS="detect_leaks=$leaks:allocator_may_return_null=1" UBSAN_OPTIONS=print_stacktrace=1 \
-    "$fuzz_dir/fuzz/${t}_fuzzer" "${seed_arg[@]}" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=262144 \
+    "$fuzz_dir/fuzz/${t}_fuzzer" "${seed_arg[@]}" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+    -max_len="$(max_len_for "$t")" \
     -print_final_stats=1 -artifact_prefix="$fuzz_dir/findings/$t/" \
     "$fuzz_dir/corpus/$t" "$fuzz_dir/seeds/$t" >"$log" 2>&1
   local rc=$?
@@ -110,10 +166,11 @@ run_one() {
     echo "fuzz: $t left files in its TMPDIR: $left" >>"$log"
     rc=1
   fi
+  rm -rf "$tmp"
   return $rc
 }
 
-for t in "${targets[@]}"; do prepare "$t"; done
+for t in "${targets[@]}"; do prepare "$t"; rm -f "$fuzz_dir/findings/$t"/run.log*; done
 # LeakSanitizer stops the process with ptrace; where that is not allowed (some
 # containers) it aborts every run, so leaks are then left out, with a notice.
 leaks=1
@@ -122,27 +179,45 @@ if "$fuzz_dir/fuzz/units_fuzzer" -runs=1 2>&1 | grep -q 'LeakSanitizer has encou
   leaks=0
 fi
 secs="${seconds:-$([ "$mode" = bench ] && echo 3600 || echo 10)}"
-jobs="${FUZZ_JOBS:-$(nproc)}"
-echo "fuzz: ${#targets[@]} targets, $secs s each, $jobs at a time"
-export -f run_one
-export fuzz_dir mode leaks
-failed=0
-printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $secs && echo 'fuzz: {} ok' || { echo 'fuzz: {} FAILED (see $fuzz_dir/findings/{}/run.log)'; exit 1; }" || failed=1
-
-printf '%-14s %12s %10s %8s %8s %s\n' target executions exec/s cov ft findings
+workers_of() {
+  local w
+  for w in ${FUZZ_WORKERS:-}; do
+    [ "${w%%=*}" = "$1" ] && { echo "${w#*=}"; return; }
+  done
+  echo 1
+}
+runs=()
 for t in "${targets[@]}"; do
-  log="$fuzz_dir/findings/$t/run.log"
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{print $2}' | tail -1)
-  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{print $2}' | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
-  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
+  n=$(workers_of "$t")
+  case "$n" in ''|*[!0-9]*|0) echo "fuzz: FUZZ_WORKERS: '$t=$n' is not a count of processes" >&2; exit 64 ;; esac
+  for ((k = 0; k < n; k++)); do runs+=("$t:$k"); done
+done
+jobs="${FUZZ_JOBS:-$(nproc)}"
+# Workers of one target share its corpus and must run at the same time.
+[ -n "${FUZZ_WORKERS:-}" ] && [ "${#runs[@]}" -gt "$jobs" ] && jobs=${#runs[@]}
+echo "fuzz: ${#targets[@]} targets in ${#runs[@]} processes, $secs s each, $jobs at a time"
+export -f run_one max_len_for
+export fuzz_dir mode leaks tmp_base
+failed=0
+printf '%s\n' "${runs[@]}" | xargs -P "$jobs" -I{} bash -c "run_one {} $secs && echo 'fuzz: {} ok' || { echo 'fuzz: {} FAILED (see $fuzz_dir/findings/)'; exit 1; }" || failed=1
+rmdir "$tmp_base" 2>/dev/null || true
+
+# Executions and exec/s add up over a target's workers; coverage is the
+# largest any of them reached on the shared corpus.
+printf '%-16s %8s %12s %10s %8s %8s %s\n' target workers executions exec/s cov ft findings
+for t in "${targets[@]}"; do
+  logs=("$fuzz_dir/findings/$t"/run.log*)
+  execs=$(cat "${logs[@]}" | grep -o 'stat::number_of_executed_units: *[0-9]*' | awk '{s += $2} END {if (NR) print s}')
+  rate=$(cat "${logs[@]}" | grep -o 'stat::average_exec_per_sec: *[0-9]*' | awk '{s += $2} END {if (NR) print s}')
+  cov=$(cat "${logs[@]}" | grep -o 'cov: [0-9]*' | awk '$2 > m {m = $2} END {if (NR) print m}')
+  ft=$(cat "${logs[@]}" | grep -o 'ft: [0-9]*' | awk '$2 > m {m = $2} END {if (NR) print m}')
   found=$(find "$fuzz_dir/findings/$t" -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' | wc -l)
-  printf '%-14s %12s %10s %8s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$found"
+  printf '%-16s %8s %12s %10s %8s %8s %s\n' "$t" "${#logs[@]}" "${execs:-?}" "${rate:-?}" "${cov:-?}" "${ft:-?}" "$found"
   if [ "$found" -gt 0 ]; then
     for f in $(find "$fuzz_dir/findings/$t" -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*'); do
       echo "  replay: $fuzz_dir/fuzz/${t}_fuzzer $f"
     done
-    grep -m1 -A12 'ERROR: \|runtime error' "$log" | sed 's/^/  /' || true
+    cat "${logs[@]}" | grep -m1 -A12 'ERROR: \|runtime error' | sed 's/^/  /' || true
   fi
 done
 # A target that stopped building while the others build is a regression in
