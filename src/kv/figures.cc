@@ -70,9 +70,13 @@ model::Finding Mismatch(const char* id, model::Severity severity, const std::str
 
 std::vector<model::Finding> CompareEnds(const model::PerfEndpoint& c, const model::PerfEndpoint& s) {
   std::vector<model::Finding> out;
-  if (c.mtu > 0 && s.mtu > 0 && c.mtu != s.mtu) {
+  // verbs: the path MTU is the smaller of both ports' (the same on both
+  // ends), so the ports' own active MTUs are what can differ.
+  const bool ports = c.port_mtu > 0 && s.port_mtu > 0;
+  const int cm = ports ? c.port_mtu : c.mtu, sm = ports ? s.port_mtu : s.mtu;
+  if (cm > 0 && sm > 0 && cm != sm) {
     out.push_back(Mismatch(
-        "kv.mtu-mismatch", model::Severity::kFail, "the active MTU", std::to_string(c.mtu), std::to_string(s.mtu), c, s,
+        "kv.mtu-mismatch", model::Severity::kFail, "the active MTU", std::to_string(cm), std::to_string(sm), c, s,
         fmt::format("set the same MTU on both ends and on the path (ip link set DEV mtu N; RoCE: the netdev's MTU "
                     "sets the active MTU); a bandwidth test tolerates this, a KV engine's large writes stall or "
                     "fragment. Check L2: fabcheck doctor --only L2 on both nodes")));

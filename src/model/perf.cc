@@ -212,6 +212,7 @@ void to_json(nlohmann::json& j, const PerfEndpoint& v) {
   j["gid_index"] = v.gid_index ? nlohmann::json(*v.gid_index) : nlohmann::json(nullptr);
   j["numa_node"] = v.numa_node ? nlohmann::json(*v.numa_node) : nlohmann::json(nullptr);
   if (!v.flows.empty()) j["flows"] = v.flows;
+  if (v.port_mtu > 0) j["port_mtu"] = v.port_mtu;
 }
 void from_json(const nlohmann::json& j, PerfEndpoint& v) {
   Read(j, "role", v.role);
@@ -224,6 +225,7 @@ void from_json(const nlohmann::json& j, PerfEndpoint& v) {
   Read(j, "gid", v.gid);
   Read(j, "link_layer", v.link_layer);
   Read(j, "mtu", v.mtu);
+  Read(j, "port_mtu", v.port_mtu);
   Read(j, "memory", v.memory);
   Read(j, "registration", v.registration);
   Read(j, "gpudirect", v.gpudirect);

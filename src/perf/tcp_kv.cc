@@ -22,12 +22,10 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <numeric>
-#include <random>
 #include <thread>
 
 #include "base/units.h"
-#include "fabcheck/model/json_fields.h"
+#include "perf/kv_pattern.h"
 #include "perf/tcp_internal.h"
 #include "perf/tcp_run.h"
 
@@ -62,11 +60,6 @@ Header Decode(const char* in) { return {Get32(in), Get32(in + 4), Get32(in + 8),
 uint64_t Join64(uint32_t hi, uint32_t lo) { return (uint64_t{hi} << 32) | lo; }
 
 double Us(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
-
-uint64_t SourcePages(const TestParams& p) {
-  uint64_t page = p.sizes.empty() ? 1 : std::max<uint64_t>(p.sizes[0], 1);
-  return std::clamp<uint64_t>(kKvSourceBytes / page, 1, p.kv.pool_pages);
-}
 
 // A wait without progress: stopped, or idle for longer than the timeout.
 Status Idle(Clock::time_point last, const WaitContext& wait, const char* phase) {
@@ -207,7 +200,7 @@ void SenderThread(Run& run, Slot& slot, int conn, const std::vector<uint32_t>& t
         for (uint64_t b = 0; b < n; ++b, ++i, ++k) {
           Put32(dest + 4 * b, table[k % pool]);
           // Source pages are gathered from a shuffled spread too, as a paged cache's blocks.
-          iov[2 + b] = {const_cast<char*>(source + (k * 2654435761u % source_pages) * page), page};
+          iov[2 + b] = {const_cast<char*>(source + KvSourcePage(k, source_pages) * page), page};
         }
         s = TransferV(fd, iov, static_cast<int>(2 + n), /*send=*/true, wait, "kv page write");
       }
@@ -385,9 +378,7 @@ Result<SideMeasurement> RunServer(Run& run, uint64_t page, ControlChannel& contr
   }
   // The page table: destination pages in shuffled order, as a paged KV
   // cache's block table after some churn.
-  std::vector<uint32_t> table(pool_pages);
-  std::iota(table.begin(), table.end(), 0u);
-  std::shuffle(table.begin(), table.end(), std::mt19937_64(std::random_device{}()));
+  std::vector<uint32_t> table = ShuffledPageTable(pool_pages);
   RETURN_IF_ERROR(control.Exchange("kv.page_table", {{"pages", table}}, run.ctx.local.io_timeout).status());
   const size_t n = run.ctx.socks.size();
   std::vector<Receiver> receivers(n);
@@ -411,17 +402,8 @@ Result<SideMeasurement> RunClientSide(Run& run, uint64_t page, ControlChannel& c
   const TestParams& p = run.ctx.params;
   ASSIGN_OR_RETURN(nlohmann::json reply,
                    control.Exchange("kv.page_table", nlohmann::json::object(), run.ctx.local.io_timeout));
-  std::vector<uint32_t> table;
-  try {
-    table = model::json_fields::NumbersOr<uint32_t>(reply, "pages");
-  } catch (const nlohmann::json::exception& e) {
-    return DataLossError(fmt::format("{} during kv.page_table: {}", run.ctx.peer, model::json_fields::ExceptionMessage(e)));
-  }
-  if (table.size() != p.kv.pool_pages) {
-    return DataLossError(fmt::format("{} during kv.page_table: {} destination pages, {} asked for", run.ctx.peer,
-                                     table.size(), p.kv.pool_pages));
-  }
-  const uint64_t source_pages = SourcePages(p);
+  ASSIGN_OR_RETURN(std::vector<uint32_t> table, ParsePageTable(reply, p.kv.pool_pages, run.ctx.peer));
+  const uint64_t source_pages = KvSourcePages(p);
   AlignedBuffer source(source_pages * page);
   if (source.data == nullptr) {
     return ResourceExhaustedError(fmt::format("cannot allocate the kv source pages ({})", FormatSize(source_pages * page)));
@@ -464,7 +446,7 @@ Result<SideMeasurement> RunClientSide(Run& run, uint64_t page, ControlChannel& c
 
 uint64_t KvMemoryNeeded(const TestParams& p, Role role) {
   uint64_t page = p.sizes.empty() ? 0 : p.sizes[0];
-  return role == Role::kServer ? p.kv.pool_pages * page : SourcePages(p) * page;
+  return role == Role::kServer ? p.kv.pool_pages * page : KvSourcePages(p) * page;
 }
 
 Result<SideMeasurement> RunKv(const RunContext& ctx, uint64_t page_bytes, ControlChannel& control) {

@@ -29,8 +29,7 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
 // them in its page table and acknowledges each layer's notification.
 Result<SideMeasurement> RunKv(const RunContext& ctx, uint64_t page_bytes, ControlChannel& control);
 // Buffer bytes of the kv pattern on `role`: the destination pool (server) or
-// the source pages (client, at most kKvSourceBytes of them).
+// the source pages (client, at most kKvSourceBytes of them: perf/kv_pattern.h).
 uint64_t KvMemoryNeeded(const TestParams& p, Role role);
-inline constexpr uint64_t kKvSourceBytes = 64ull << 20;
 
 }  // namespace fabcheck::perf::tcp

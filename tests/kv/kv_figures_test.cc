@@ -74,6 +74,19 @@ TEST(KvFigures, MismatchedEndsAreFindings) {
   EXPECT_EQ(g[1].severity, model::Severity::kWarn);
 }
 
+TEST(KvFigures, VerbsPortMtusDifferWhileThePathMtuAgrees) {
+  // verbs: both ends run the path MTU (the smaller port's), so only the ports' own active MTUs tell.
+  auto c = End("a", 1024), s = End("b", 1024);
+  c.port_mtu = 4096;
+  s.port_mtu = 1024;
+  auto f = CompareEnds(c, s);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].id, "kv.mtu-mismatch");
+  EXPECT_NE(f[0].message.find("4096 here, 1024 on the decode side"), std::string::npos) << f[0].message;
+  s.port_mtu = 4096;
+  EXPECT_TRUE(CompareEnds(c, s).empty()) << "the same port MTU on both ends, whatever the path says";
+}
+
 TEST(KvFigures, ShortfallNamesTheRung) {
   model::KvResult r;
   r.sizing.page_bytes = 65536;

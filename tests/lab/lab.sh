@@ -35,7 +35,7 @@ while (($#)); do
   esac
 done
 case $layout in
-  one) suites=${suites:-devices,perftest,fabcheck,faults,kill} ;;
+  one) suites=${suites:-devices,perftest,fabcheck,kv,faults,kill} ;;
   two) suites=${suites:-devices,two,ladder} ;;
   *) echo "lab: --layout must be one or two, not '$layout'" >&2; exit 64 ;;
 esac

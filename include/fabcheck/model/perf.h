@@ -104,6 +104,9 @@ struct PerfEndpoint {
   std::string gid;               // GID address as text (verbs only)
   std::string link_layer;        // "InfiniBand", "Ethernet" (verbs only)
   int mtu = 0;                   // active path MTU in bytes (IB MTU for verbs, interface MTU for tcp)
+  // verbs: this port's own active MTU; the path takes the smaller of both
+  // ends', so two ends that differ show here, not in `mtu` (0: not known).
+  int port_mtu = 0;
   std::string memory;            // "host" or "cuda:N"
   // How the buffers were made reachable: "host" (plain host memory), "dmabuf"
   // (ibv_reg_dmabuf_mr on GPU memory), "peermem" (nvidia-peermem), "staged"

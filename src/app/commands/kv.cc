@@ -253,8 +253,9 @@ app::RunFn Setup(CLI::App& root) {
   app::Tunables rt(run, "kv run");
   SizeOptions(rt, a->size);
   rt.Port("--port", a->port, "Server's control port", /*zero_means_any=*/false);
-  rt.Text("--transport", a->transport, "tcp (verbs: not yet for the kv pattern)", "verbs|tcp");
-  rt.Integer("--inflight", a->inflight, "Requests moving at once (one connection each)", 1, 256);
+  rt.Text("--transport", a->transport,
+          "verbs (RDMA WRITE per page into the server's page table, WRITE_WITH_IMM per layer) or tcp", "verbs|tcp");
+  rt.Integer("--inflight", a->inflight, "Requests moving at once (one connection or RC QP each)", 1, 256);
   rt.Count("--requests", a->requests, "Measured requests in all (instead of --duration)", 1, 1'000'000);
   rt.Text("--duration", a->duration, "Run for this long (default 5s; requests in progress finish)", "duration");
   rt.Count("--warmup", a->warmup, "Unmeasured requests first", 0, 1'000'000);
@@ -279,6 +280,7 @@ app::RunFn Setup(CLI::App& root) {
       "  fabcheck perf serve                                   # on the decode node\n"
       "  fabcheck kv run node2 --model Llama-3-70B --tokens 8192 --page 16 --inflight 4\n"
       "  fabcheck kv run node2 --model DeepSeek-V3 --requests 50 --ttft-budget-ms 200 --json\n"
+      "  fabcheck kv run node2 --transport verbs --device mlx5_0 --mem cuda:0 --server-mem cuda:0\n"
       "Before the transfer both ends' MTU, GID type and memory registration are compared; then the L3 bandwidth at\n"
       "the page size (as many streams as --inflight) and the KV transfer run in the same run; the ratio is kv / L3.\n"
       "Exit codes: 0 ok, 1 warnings (below the L3 goal), 2 failed (mismatch, budget, peer error), 3 could not run, "

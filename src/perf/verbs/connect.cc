@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "fabcheck/model/json_fields.h"
+#include "perf/verbs/kv_plan.h"
 #include "perf/verbs/plan.h"
 #include "perf/verbs/verbs_transport.h"
 
@@ -49,9 +50,11 @@ Status VerbsTransport::CreateResources(ibv_context* ctx) {
   recv_cq_.reset(ibv_create_cq(ctx, recv_cqe, nullptr, comp_channel_.get(), 0));
   if (!recv_cq_) return ErrnoError(errno, fmt::format("ibv_create_cq ({} entries) on {}", recv_cqe, device_name_));
   uint64_t largest = *std::max_element(params_.sizes.begin(), params_.sizes.end());
-  slot_bytes_ = SlotBytes(largest);
-  ASSIGN_OR_RETURN(Region r, Region::Allocate(pd_.get(), RegionBytes(largest, qps), params_.local(local_.role).mem,
-                                              AccessFlags()));
+  // kv: the slots are the QPs' notification mailboxes, the pages follow them (kv_plan.h).
+  const bool kv = params_.test == model::PerfTest::kKv;
+  slot_bytes_ = kv ? kKvMailboxSlot : SlotBytes(largest);
+  uint64_t bytes = kv ? KvRegionBytes(params_, local_.role) : RegionBytes(largest, qps);
+  ASSIGN_OR_RETURN(Region r, Region::Allocate(pd_.get(), bytes, params_.local(local_.role).mem, AccessFlags()));
   region_ = std::move(r);
   if (!region_->note().empty()) notes_.push_back(region_->note());
   return Status::Ok();

@@ -64,6 +64,12 @@ bool UseInline(uint64_t size, int requested_inline, int granted_inline, model::P
 
 Status ValidateVerbsParams(const TestParams& p) {
   if (p.transport != TransportKind::kVerbs) return InternalError("ValidateVerbsParams called for a non-verbs test");
+  if (p.test == model::PerfTest::kKv && p.op != model::PerfOp::kWrite) {
+    return InvalidArgumentError(fmt::format(
+        "kv over verbs writes pages with RDMA WRITE and notifies each layer with WRITE_WITH_IMM (--op write), "
+        "not --op {}",
+        model::PerfOpName(p.op)));
+  }
   if (p.test == model::PerfTest::kLat && p.op == model::PerfOp::kWrite) {
     // write latency polls the last byte of the receive buffer from the CPU.
     for (const EndpointSpec* e : {&p.client, &p.server}) {

@@ -13,6 +13,7 @@
 #include "base/strings.h"
 #include "dl/cuda.h"
 #include "fabcheck/version.h"
+#include "perf/verbs/kv_plan.h"
 #include "perf/verbs/plan.h"
 #include "sys/sysroot.h"
 
@@ -62,6 +63,7 @@ Capabilities VerbsTransport::GetCapabilities() const {
   c.max_message = uint64_t{1} << 30;
   c.rdma_cm = true;
   c.duration_mode = true;
+  c.kv = true;
   static std::once_flag once;
   static int max_inline = 0;
   std::call_once(once, [] { max_inline = ProbeMaxInline(); });
@@ -75,6 +77,7 @@ Capabilities VerbsTransport::GetCapabilities() const {
 
 uint64_t VerbsTransport::MemoryNeeded(const TestParams& params, Role role) const {
   if (params.sizes.empty()) return 0;
+  if (params.test == model::PerfTest::kKv) return KvRegionBytes(params, role);
   return RegionBytes(*std::max_element(params.sizes.begin(), params.sizes.end()), params.streams);
 }
 
@@ -126,6 +129,7 @@ model::PerfEndpoint VerbsTransport::Describe() const {
   e.gid = FormatGid(gid_.entry.gid);
   e.link_layer = port_.infiniband ? "InfiniBand" : "Ethernet";
   e.mtu = path_mtu_;
+  e.port_mtu = port_.active_mtu;
   e.memory = local_.spec ? local_.spec->mem.ToString() : "host";
   e.registration = region_ ? region_->registration() : "";
   e.gpudirect = region_ && region_->on_gpu();
@@ -137,6 +141,13 @@ model::PerfEndpoint VerbsTransport::Describe() const {
   e.notes.push_back(fmt::format("QPs: {} RC{}, send depth {}, signal every {}, inline up to {} B, {} outstanding reads",
                                 qp_list_.size(), params_.use_cm ? " via rdma_cm" : "", tx_depth_, signal_interval_,
                                 granted_inline_, read_depth_));
+  if (params_.test == model::PerfTest::kKv && region_) {
+    e.notes.push_back(fmt::format("kv: {} of {} pages ({} B), RDMA WRITE per page in chains of up to 16, "
+                                  "WRITE_WITH_IMM per layer",
+                                  local_.role == Role::kServer ? "destination pool" : "source",
+                                  local_.role == Role::kServer ? params_.kv.pool_pages : KvSourcePages(params_),
+                                  params_.sizes[0]));
+  }
   e.numa_node = numa_.node;
   e.cpus = numa_.cpus;
   if (!numa_.note.empty()) e.notes.push_back(numa_.note);
@@ -145,6 +156,7 @@ model::PerfEndpoint VerbsTransport::Describe() const {
 
 Result<SideMeasurement> VerbsTransport::RunSize(uint64_t size, ControlChannel& control) {
   if (!region_ || qp_list_.empty()) return FailedPreconditionError("verbs RunSize before a successful Setup");
+  if (params_.test == model::PerfTest::kKv) return RunKv(size, control);
   if (size > slot_bytes_) {
     return InvalidArgumentError(fmt::format("size {} above the largest size {} Setup was given", size, slot_bytes_));
   }

@@ -3,9 +3,10 @@
 // QPs, CQ moderation, inline sends, bandwidth and latency with perftest's
 // semantics, and optionally connection through rdma_cm (--cm).
 //
-// Files: gid.* and plan.* and conn_info.* (pure logic), objects.* (RAII),
-// device.* (open/query), memory.* (registration), connect.cc (QP states,
-// rdma_cm), bw.cc and lat.cc (the measured loops), this file (Setup, Describe).
+// Files: gid.* and plan.* and kv_plan.* and conn_info.* (pure logic),
+// objects.* (RAII), device.* (open/query), memory.* (registration), connect.cc
+// (QP states, rdma_cm), bw.cc, lat.cc and kv.cc (the measured loops: perftest's
+// bandwidth and latency, the KV-cache pattern), this file (Setup, Describe).
 #pragma once
 
 #include <chrono>
@@ -51,6 +52,19 @@ class VerbsTransport final : public Transport {
   Result<SideMeasurement> RunLat(uint64_t size, ControlChannel& control);
   Status RunBwPhase(uint64_t size, uint64_t count, bool measured, ControlChannel& control, SideMeasurement& m);
   Status RunLatPhase(uint64_t size, uint64_t count, bool measured, ControlChannel& control, SideMeasurement& m);
+  // kv.cc: the KV-cache pattern (test kKv) on the same QPs and region.
+  Result<SideMeasurement> RunKv(uint64_t page, ControlChannel& control);
+  Result<SideMeasurement> RunKvClient(uint64_t page, ControlChannel& control);
+  Result<SideMeasurement> RunKvServer(uint64_t page, ControlChannel& control);
+  // Posts a kv.cc chain of work requests on `qp` and empties it.
+  Status PostChain(int qp, void* chain, std::string_view phase);
+  // Polls the send CQ once; each signalled completion advances done[qp] past
+  // the requests it covers.
+  Status PollSendCq(std::vector<uint64_t>& done, std::string_view phase, bool& progress);
+  // Arms both CQs on the completion channel; then sleeps on it (a slice at
+  // most) until one of them completes something.
+  Status ArmCompletions(std::string_view phase);
+  Status SleepOnCompletions(std::string_view phase);
 
   // Helpers shared by the loops.
   bool is_client() const { return local_.role == Role::kClient; }
