@@ -10,6 +10,9 @@
 //   GET  /v1/counters   {"time_unix", "values": {object: {counter: value}}}: RDMA port, hw and PFC counters
 //   POST /v1/coll       this node's ranks of one `fabcheck coll` job (ladder L4; ladder/coll_service.h);
 //                       409 while a job runs
+//   POST /v1/kv         {"targets": [...], "run": {...}} -> {"results": [...]}: this node runs KV transfers
+//                       (`fabcheck kv run`) into the targets' perf servers at once (kv/fan.h); 409 while
+//                       max_concurrent_tests run
 //
 // With a token configured every route but /v1/health needs the header
 // "Authorization: Bearer <token>"; otherwise 401. Errors are

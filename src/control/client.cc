@@ -79,6 +79,10 @@ Result<nlohmann::json> AgentClient::Coll(const nlohmann::json& request, std::chr
   return Call("POST", "/v1/coll", ToJsonText(request), timeout);
 }
 
+Result<nlohmann::json> AgentClient::Kv(const nlohmann::json& request, std::chrono::milliseconds timeout) const {
+  return Call("POST", "/v1/kv", ToJsonText(request), timeout);
+}
+
 Result<PeerTestResponse> AgentClient::RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const {
   ASSIGN_OR_RETURN(nlohmann::json j, Call("POST", "/v1/test", ToJsonText(nlohmann::json(request)), timeout));
   try {

@@ -36,6 +36,8 @@ class AgentClient {
   Result<nlohmann::json> Node(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
   Result<nlohmann::json> Counters(std::chrono::milliseconds timeout) const;
   Result<nlohmann::json> Coll(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
+  // `fabcheck kv run --agents`: this agent runs KV transfers (kv/fan.h).
+  Result<nlohmann::json> Kv(const nlohmann::json& request, std::chrono::milliseconds timeout) const;
   // Waits up to `timeout` for the agent to finish the test.
   Result<PeerTestResponse> RunTest(const PeerTestRequest& request, std::chrono::milliseconds timeout) const;
 

@@ -132,6 +132,26 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       }
       Reply(res, 200, *answer);
     });
+    // KV transfers run for seconds and read nothing of the node: no lock,
+    // but they count against the tests this agent runs at once.
+    http.Post("/v1/kv", [self](const httplib::Request& req, httplib::Response& res) {
+      if (!self->options_.kv) return Error(res, 501, "this agent does not serve /v1/kv (upgrade it)");
+      auto request = nlohmann::json::parse(req.body, nullptr, false);
+      if (request.is_discarded() || !request.is_object()) {
+        return Error(res, 400, "/v1/kv: the body is not a JSON object");
+      }
+      if (self->running_tests_.fetch_add(1) >= self->options_.max_concurrent_tests) {
+        self->running_tests_.fetch_sub(1);
+        return Error(res, 409,
+                     fmt::format("agent busy: {} tests already running", self->options_.max_concurrent_tests));
+      }
+      LOG_INFO("agent", "kv transfers requested by {}", req.remote_addr);
+      auto answer = self->options_.kv(request);
+      self->running_tests_.fetch_sub(1);
+      self->tests_.fetch_add(1);
+      if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
+      Reply(res, 200, *answer);
+    });
     http.Post("/v1/test", [self](const httplib::Request& req, httplib::Response& res) {
       if (!self->options_.run_test) return Error(res, 501, "this agent cannot run tests");
       auto request = ParsePeerTestRequest(req.body);
@@ -153,7 +173,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       if (res.body.empty()) {
         Error(res, res.status,
               fmt::format("HTTP {} (routes: /v1/health, /v1/info, /v1/inventory, POST /v1/test, POST /v1/node, "
-                          "GET /v1/counters, POST /v1/coll)",
+                          "GET /v1/counters, POST /v1/coll, POST /v1/kv)",
                           res.status));
       }
     });

@@ -35,6 +35,7 @@ struct AgentServerOptions {
   JsonHandler node;                      // POST /v1/node (ladder: inventory + doctor + snapshot); empty = 501
   JsonHandler counters;                  // GET /v1/counters (ladder: port, hw and PFC counters); empty = 501
   JsonHandler coll;                      // POST /v1/coll (ladder L4: this node's ranks of a coll job); empty = 501
+  JsonHandler kv;                        // POST /v1/kv (kv fan-in/fan-out: transfers from this node); empty = 501
   int max_concurrent_tests = 8;          // beyond it: 409 busy (one per rail is normal)
   // Connections, header and body sizes, time per request. The workers are
   // set from max_concurrent_tests (tests hold theirs while they run), so a

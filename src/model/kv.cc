@@ -175,4 +175,44 @@ void from_json(const nlohmann::json& j, KvResult& v) {
   Read(j, "error", v.error);
 }
 
+bool KvFanResult::ok() const {
+  return !members.empty() && std::all_of(members.begin(), members.end(), [](const KvFanMember& m) {
+    return m.error.empty() && m.result && m.result->ok();
+  });
+}
+
+void to_json(nlohmann::json& j, const KvFanMember& v) {
+  j = {{"prefill", v.prefill}, {"decode", v.decode}};
+  PutIfSet(j, "result", v.result);
+  if (!v.error.empty()) j["error"] = v.error;
+}
+void from_json(const nlohmann::json& j, KvFanMember& v) {
+  json_fields::RequireObject(j, "a kv fan member");
+  Read(j, "prefill", v.prefill);
+  Read(j, "decode", v.decode);
+  ReadOptional(j, "result", v.result);
+  Read(j, "error", v.error);
+}
+
+void to_json(nlohmann::json& j, const KvFanResult& v) {
+  j = {{"schema", v.schema},       {"started_at", v.started_at},         {"mode", v.mode},
+       {"hub", v.hub},             {"members", v.members},               {"gbytes_per_s", v.gbytes_per_s},
+       {"l3_gbytes_per_s", v.l3_gbytes_per_s}, {"findings", v.findings}, {"ok", v.ok()}};
+  PutIfSet(j, "ratio_to_l3", v.ratio_to_l3);
+  PutIfSet(j, "goal_ratio", v.goal_ratio);
+}
+void from_json(const nlohmann::json& j, KvFanResult& v) {
+  json_fields::RequireObject(j, "a kv fan-in/fan-out result");
+  Read(j, "schema", v.schema);
+  Read(j, "started_at", v.started_at);
+  Read(j, "mode", v.mode);
+  Read(j, "hub", v.hub);
+  Read(j, "members", v.members);
+  Read(j, "gbytes_per_s", v.gbytes_per_s);
+  Read(j, "l3_gbytes_per_s", v.l3_gbytes_per_s);
+  ReadOptional(j, "ratio_to_l3", v.ratio_to_l3);
+  ReadOptional(j, "goal_ratio", v.goal_ratio);
+  Read(j, "findings", v.findings);
+}
+
 }  // namespace fabcheck::model

@@ -123,4 +123,39 @@ std::string FormatKvResult(const model::KvResult& r) {
   return out;
 }
 
+std::string FormatKvFan(const model::KvFanResult& r) {
+  std::string out = fmt::format("fabcheck kv: {} through {}, {} transfer(s) at once\n", r.mode, r.hub, r.members.size());
+  TextTable t({{"prefill", 16, Align::kLeft},
+               {"decode", 16, Align::kLeft},
+               {"GB/s", 8, Align::kRight},
+               {"L3 GB/s", 8, Align::kRight},
+               {"kv/L3", 6, Align::kRight},
+               {"req p99[ms]", 12, Align::kRight},
+               {"result", 8, Align::kLeft}},
+              {.indent = " "});
+  for (const auto& m : r.members) {
+    const model::KvResult* k = m.result ? &*m.result : nullptr;
+    auto num = [](std::optional<double> v, const char* f) { return v ? fmt::format(fmt::runtime(f), *v) : std::string("-"); };
+    t.Add({m.prefill, m.decode, num(k && k->kv ? std::optional(k->kv->gbytes_per_s) : std::nullopt, "{:.3f}"),
+           num(k && k->l3 ? std::optional(k->l3->gbytes_per_s) : std::nullopt, "{:.3f}"),
+           num(k ? k->ratio_to_l3 : std::nullopt, "{:.2f}"),
+           num(k && k->kv ? std::optional(k->kv->request.p99_ms) : std::nullopt, "{:.1f}"),
+           !m.error.empty() ? "FAILED" : (k && k->ok() ? "ok" : "FAILED")});
+  }
+  out += t.Render();
+  out += fmt::format("  total    {:.3f} GB/s {} {}; L3 {:.3f} GB/s (the L3 runs overlapped as well)\n", r.gbytes_per_s,
+                     r.mode == "fan-in" ? "into" : "out of", r.hub, r.l3_gbytes_per_s);
+  if (r.ratio_to_l3) {
+    out += fmt::format("  kv / L3  {:.2f} (goal {:.1f})\n", *r.ratio_to_l3, r.goal_ratio.value_or(0));
+  }
+  for (const auto& m : r.members) {
+    if (!m.error.empty()) out += fmt::format("  FAILED {} -> {}: {}\n", m.prefill, m.decode, m.error);
+  }
+  if (!r.findings.empty()) {
+    out += "findings:\n";
+    for (const auto& f : r.findings) out += FormatFindingLines(f);
+  }
+  return out;
+}
+
 }  // namespace fabcheck::report

@@ -20,4 +20,8 @@ std::string FormatKvSizing(const model::KvSizing& sizing, double link_gbps);
 // and the ratio, the TTFT budget and the findings.
 std::string FormatKvResult(const model::KvResult& result);
 
+// Fan-in / fan-out (`kv run --agents`): one line per transfer, then the hub's
+// aggregate beside the aggregate L3 and the findings.
+std::string FormatKvFan(const model::KvFanResult& result);
+
 }  // namespace fabcheck::report

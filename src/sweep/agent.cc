@@ -45,6 +45,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   options.node = config.node;
   options.counters = config.counters;
   options.coll = config.coll;
+  options.kv = config.kv;
   options.tls = config.tls;
   PeerTestEnv env{config.token, &a->cancel_, *config.root, config.peer_tls};
   options.run_test = [env](const control::PeerTestRequest& r) { return RunPeerTest(r, env); };

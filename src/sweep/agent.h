@@ -33,6 +33,7 @@ struct AgentConfig {
   control::JsonHandler node;                         // optional: POST /v1/node (the ladder's node service)
   control::JsonHandler counters;                     // optional: GET /v1/counters
   control::JsonHandler coll;                         // optional: POST /v1/coll (the ladder's L4 ranks)
+  control::JsonHandler kv;                           // optional: POST /v1/kv (kv fan-in/fan-out)
   // The node the perf server and the peer tests run on (the command passes
   // the live node: data moves through its NICs whatever --sysroot answers); required.
   std::optional<sys::SysRoot> root;

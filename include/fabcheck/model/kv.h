@@ -116,6 +116,38 @@ struct KvResult {
   bool ok() const;                    // no error and no failing finding
 };
 
+// `fabcheck kv run --agents`: several transfers at once through one member
+// (the hub, the first agent): fan-in, every other member a prefill side
+// writing into the hub's pool at the same time (many-to-one); fan-out, the
+// hub a prefill side writing into every other member at once. Each transfer
+// is a whole `kv run` (its L3 figure, then the KV pattern), all started
+// together, so the L3 runs overlap each other and so do the transfers.
+// JSON schema "fabcheck.kv-fan/v1".
+inline constexpr const char* kKvFanSchema = "fabcheck.kv-fan/v1";
+
+struct KvFanMember {
+  std::string prefill;             // agent names
+  std::string decode;
+  std::optional<KvResult> result;  // absent when the member could not run it
+  std::string error;
+};
+
+struct KvFanResult {
+  std::string schema = kKvFanSchema;
+  std::string started_at;
+  std::string mode;                // "fan-in" or "fan-out"
+  std::string hub;                 // the member every transfer goes into (fan-in) or out of (fan-out)
+  std::vector<KvFanMember> members;
+  // Sums over the transfers that measured: the hub's aggregate rate, and the
+  // L3 runs' aggregate beside it (they ran at the same time too).
+  double gbytes_per_s = 0;
+  double l3_gbytes_per_s = 0;
+  std::optional<double> ratio_to_l3;
+  std::optional<double> goal_ratio;
+  std::vector<Finding> findings;   // every member's, prefixed with its pair
+  bool ok() const;                 // every member ran and passed
+};
+
 void to_json(nlohmann::json& j, const KvModel& v);
 void from_json(const nlohmann::json& j, KvModel& v);
 void to_json(nlohmann::json& j, const KvSizing& v);
@@ -130,5 +162,9 @@ void to_json(nlohmann::json& j, const KvTtft& v);
 void from_json(const nlohmann::json& j, KvTtft& v);
 void to_json(nlohmann::json& j, const KvResult& v);
 void from_json(const nlohmann::json& j, KvResult& v);
+void to_json(nlohmann::json& j, const KvFanMember& v);
+void from_json(const nlohmann::json& j, KvFanMember& v);
+void to_json(nlohmann::json& j, const KvFanResult& v);
+void from_json(const nlohmann::json& j, KvFanResult& v);
 
 }  // namespace fabcheck::model

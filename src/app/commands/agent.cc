@@ -11,6 +11,7 @@
 #include "control/netif.h"
 #include "control/server.h"
 #include "fabcheck/version.h"
+#include "kv/fan.h"
 #include "ladder/node_service.h"
 #include "net/auth.h"
 #include "sweep/agent.h"
@@ -99,6 +100,8 @@ int RunAgent(const AgentOptions& o) {
     return kExitError;
   }
   ladder::NodeService::Wire(*service, config);
+  // KV transfers from this node (kv run --agents), with the agent's own credentials.
+  config.kv = kv::AgentKvHandler({config.token, config.peer_tls, *config.root});
   auto agent = sweep::LocalAgent::Start(config);
   if (!agent.ok()) {
     std::cerr << "fabcheck agent: " << agent.status().message() << "\n";
@@ -137,7 +140,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "the running node (tests and demos; perf tests still use this machine's network)");
   cmd->footer(R"(Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test,
 POST /v1/node, GET /v1/counters and POST /v1/coll (what `fabcheck ladder` asks of each node; /v1/coll
-starts this node's ranks of the L4 `fabcheck coll` job as child processes, one per GPU, one job at a time).
+starts this node's ranks of the L4 `fabcheck coll` job as child processes, one per GPU, one job at a time),
+POST /v1/kv (`fabcheck kv run --agents`: KV transfers from this node into other agents, all at once).
 
 Examples:
   fabcheck agent                                  # control on :18521, perf on :18520

@@ -11,6 +11,8 @@
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/units.h"
+#include "control/api.h"
+#include "kv/fan.h"
 #include "kv/run.h"
 #include "kv/sizing.h"
 #include "net/auth.h"
@@ -32,7 +34,8 @@ struct KvArgs {
   double link_gbps = 400;
   std::string host, transport = "tcp", duration, pool = "256M";
   std::string device, server_device, gid_index = "auto", server_gid_index = "auto", mem = "host", server_mem = "host";
-  std::string token_file;
+  std::string token_file, agents;
+  bool fan_out = false;
   net::TlsFiles tls;
   int port = perf::kDefaultPort, inflight = 1;
   uint64_t requests = 0, warmup = 2;
@@ -132,9 +135,53 @@ Result<std::optional<int>> GidIndex(const std::string& text) {
   return std::optional<int>(static_cast<int>(*v));
 }
 
+// --agents: the transfers run between agents, several at once (kv/fan.h).
+int RunFanCommand(const KvArgs& a, const kv::RunOptions& run) {
+  kv::FanOptions o;
+  o.run = run;
+  o.fan_out = a.fan_out;
+  for (const std::string& item : Split(a.agents, ',')) {
+    if (Trim(item).empty()) continue;
+    auto hp = control::ParseHostPort(Trim(item), control::kDefaultControlPort);
+    if (!hp.ok()) return Usage("--agents '" + item + "': " + hp.status().message());
+    o.members.push_back(*hp);
+  }
+  o.control.token = run.client.token;
+  o.control.connect_timeout = run.client.connect_timeout;
+  if (a.tls.enabled()) o.control.tls = a.tls;
+  o.progress = run.progress;
+  auto result = kv::RunFan(o);
+  if (!result.ok()) {
+    std::cerr << "fabcheck kv run: " << result.status().message() << "\n";
+    if (a.json) {
+      std::cout << ToJsonText(nlohmann::json{{"schema", model::kKvFanSchema},
+                                             {"ok", false},
+                                             {"error", result.status().message()},
+                                             {"code", StatusCodeName(result.status().code())}},
+                              2)
+                << "\n";
+    }
+    return result.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitError;
+  }
+  if (a.json) {
+    std::cout << ToJsonText(nlohmann::json(*result), 2) << "\n";
+  } else {
+    std::cout << report::FormatKvFan(*result);
+  }
+  if (!result->ok()) return kExitFailures;
+  for (const auto& f : result->findings) {
+    if (f.severity == model::Severity::kWarn) return kExitWarnings;
+  }
+  return kExitOk;
+}
+
 int RunKv(const KvArgs& a, const CLI::App& cmd) {
   auto sizing = Sizing(a.size);
   if (!sizing.ok()) return Usage(sizing.status().message());
+  if (a.host.empty() == a.agents.empty()) {
+    return Usage("give the decode side's perf server (HOST), or --agents for transfers between agents, not both");
+  }
+  if (a.fan_out && a.agents.empty()) return Usage("--fan-out goes with --agents");
   kv::RunOptions o;
   o.sizing = *sizing;
   perf::ClientOptions& c = o.client;
@@ -199,6 +246,7 @@ int RunKv(const KvArgs& a, const CLI::App& cmd) {
   o.progress = [](const std::string& line) { std::cerr << "kv: " << line << "\n"; };
 
   std::signal(SIGPIPE, SIG_IGN);
+  if (!a.agents.empty()) return RunFanCommand(a, o);
   auto result = kv::Run(o);
   if (!result.ok()) {
     std::cerr << "fabcheck kv run: " << result.status().message() << "\n";
@@ -249,7 +297,7 @@ app::RunFn Setup(CLI::App& root) {
       "MLA: latent_dim x dtype_bytes x page.");
 
   auto* run = kv->add_subcommand("run", "Run the KV transfer against a `fabcheck perf serve` (or an agent)");
-  run->add_option("host", a->host, "The decode side's perf server (HOST or HOST:PORT)")->required();
+  run->add_option("host", a->host, "The decode side's perf server (HOST or HOST:PORT); or --agents");
   app::Tunables rt(run, "kv run");
   SizeOptions(rt, a->size);
   rt.Port("--port", a->port, "Server's control port", /*zero_means_any=*/false);
@@ -270,7 +318,12 @@ app::RunFn Setup(CLI::App& root) {
   rt.Text("--server-device", a->server_device, "verbs: the server's RDMA device", "device");
   rt.Text("--server-gid-index", a->server_gid_index, "verbs: the server's GID index or auto", "index|auto");
   rt.Text("--server-mem", a->server_mem, "Server KV cache: host or cuda:N", "host|cuda:N");
-  rt.Path("--token-file", a->token_file, "The server's shared token (when it requires one)");
+  rt.Text("--agents", a->agents,
+          "Transfers between agents, all at once: the first is the decode side every other one writes into "
+          "(fan-in); with --fan-out the first writes into every other one",
+          "host[:port],...");
+  rt.Flag("--fan-out", a->fan_out, "With --agents: the first agent writes into all the others at once");
+  rt.Path("--token-file", a->token_file, "The server's (or the agents') shared token, when it requires one");
   rt.Tls(a->tls, app::Tunables::TlsRole::kClient);
   rt.Seconds("--connect-timeout", a->connect_timeout, "Seconds to connect");
   rt.Seconds("--timeout", a->timeout, "Seconds any wait may block before the run fails");
@@ -281,6 +334,8 @@ app::RunFn Setup(CLI::App& root) {
       "  fabcheck kv run node2 --model Llama-3-70B --tokens 8192 --page 16 --inflight 4\n"
       "  fabcheck kv run node2 --model DeepSeek-V3 --requests 50 --ttft-budget-ms 200 --json\n"
       "  fabcheck kv run node2 --transport verbs --device mlx5_0 --mem cuda:0 --server-mem cuda:0\n"
+      "  fabcheck kv run --agents decode1,prefill1,prefill2,prefill3 --model Llama-3-70B     # fan-in (3 -> 1)\n"
+      "  fabcheck kv run --agents prefill1,decode1,decode2 --fan-out --json                 # fan-out (1 -> 2)\n"
       "Before the transfer both ends' MTU, GID type and memory registration are compared; then the L3 bandwidth at\n"
       "the page size (as many streams as --inflight) and the KV transfer run in the same run; the ratio is kv / L3.\n"
       "Exit codes: 0 ok, 1 warnings (below the L3 goal), 2 failed (mismatch, budget, peer error), 3 could not run, "
