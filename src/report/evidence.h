@@ -11,9 +11,16 @@
 
 #include "fabcheck/model/doctor.h"
 #include "fabcheck/model/inventory.h"
+#include "fabcheck/model/kv.h"
 #include "fabcheck/model/ladder.h"
 
 namespace fabcheck::report {
+
+// One KV transfer's result given beside the bundle (`report --kv FILE`): L5.
+struct KvEvidence {
+  std::string file;
+  model::KvResult result;
+};
 
 struct BundleEvidence {
   std::string source;  // "bundle run1.tar.gz"
@@ -21,6 +28,7 @@ struct BundleEvidence {
   std::map<std::string, model::Inventory> inventories;  // member ID -> inventory
   std::map<std::string, model::DoctorReport> doctors;   // member ID -> doctor report
   std::vector<std::string> notes;  // evidence the manifest names that could not be read
+  std::vector<KvEvidence> kv;      // L5 results (fabcheck kv run), in the order given
 
   const model::RungResult* Rung(std::string_view id) const;  // nullptr when absent
   const model::LadderMember* Member(std::string_view id) const;
@@ -31,7 +39,12 @@ struct BundleEvidence {
 };
 
 // The rung IDs in ladder order.
-inline constexpr std::string_view kRungOrder[] = {"L1L2.node", "L1L2.cluster", "L2.path", "L3", "L4"};
+inline constexpr std::string_view kRungOrder[] = {"L1L2.node", "L1L2.cluster", "L2.path", "L3", "L4", "L5"};
+
+// Rung L5 from the KV results given beside the bundle (kv_rung.cc): a pass,
+// a warning when a transfer falls short of its L3 goal, a failure when one
+// failed or its ends disagree; the reason names the rung to look at.
+model::RungResult KvRung(const BundleEvidence& e);
 
 // Where a pair sits: "single-node" (both ends one member), "same-rack",
 // "cross-rack", or "unknown-rack" when a rack is not recorded.

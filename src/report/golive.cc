@@ -60,7 +60,9 @@ std::vector<std::string> RungStatus(const model::LadderMember& m, const model::L
 }  // namespace
 
 model::GoLiveReport BuildReport(const BundleEvidence& e, const ReportOptions& options) {
-  const auto& man = e.manifest;
+  // KV results given beside the bundle are rung L5, after the ladder's own.
+  model::LadderManifest man = e.manifest;
+  if (!e.kv.empty()) man.rungs.push_back(KvRung(e));
   model::GoLiveReport r;
   r.fabcheck_version = options.fabcheck_version;
   r.bundle = e.source;
@@ -72,6 +74,11 @@ model::GoLiveReport BuildReport(const BundleEvidence& e, const ReportOptions& op
   r.go = man.verdict.go;
   r.verdict_summary = man.verdict.summary;
   r.first_failing_rung = man.verdict.first_failing_rung;
+  if (!e.kv.empty() && man.rungs.back().verdict == model::RungVerdict::kFail) {
+    r.go = false;
+    if (r.first_failing_rung.empty()) r.first_failing_rung = "L5";
+    r.verdict_summary += (r.verdict_summary.empty() ? "" : "; ") + std::string("L5 failed: ") + man.rungs.back().reason;
+  }
   for (const auto& rung : man.rungs) r.rungs.push_back(Summarize(rung));
   std::map<std::string, size_t> types;
   for (const auto& m : man.members) {

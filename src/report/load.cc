@@ -4,6 +4,10 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/input.h"
 #include "base/parallel.h"
 #include "bundle/bundle.h"
 
@@ -45,6 +49,37 @@ Result<BundleEvidence> LoadBundle(const std::string& path) {
     }
   }
   return e;
+}
+
+Status LoadKvResults(const std::string& path, BundleEvidence& e) {
+  ASSIGN_OR_RETURN(std::string text, ReadFileBounded(path));
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(path + ": not JSON (write it with fabcheck kv run --json)");
+  const std::string schema = j.value("schema", "");
+  try {
+    if (schema == model::kKvSchema) {
+      e.kv.push_back({path, j.get<model::KvResult>()});
+    } else if (schema == model::kKvFanSchema) {
+      auto fan = j.get<model::KvFanResult>();
+      for (auto& m : fan.members) {
+        if (m.result) {
+          e.kv.push_back({path, std::move(*m.result)});
+        } else {
+          model::KvResult failed;
+          failed.server = m.decode;
+          failed.client.host = m.prefill;
+          failed.error = m.error.empty() ? "no result" : m.error;
+          e.kv.push_back({path, std::move(failed)});
+        }
+      }
+    } else {
+      return InvalidArgumentError(fmt::format("{}: schema '{}' is not a kv result ({} or {})", path, schema,
+                                              model::kKvSchema, model::kKvFanSchema));
+    }
+  } catch (const nlohmann::json::exception& ex) {
+    return InvalidArgumentError(fmt::format("{}: malformed kv result: {}", path, ex.what()));
+  }
+  return Status::Ok();
 }
 
 }  // namespace fabcheck::report

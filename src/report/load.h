@@ -15,4 +15,9 @@ namespace fabcheck::report {
 // A bundle directory or .tar.gz written by `fabcheck ladder`.
 Result<BundleEvidence> LoadBundle(const std::string& path);
 
+// Adds the KV results of `path` (fabcheck kv run --json: fabcheck.kv/v1, or
+// fabcheck.kv-fan/v1 with one result per transfer) to e.kv. An error names
+// the file and what is wrong with it.
+Status LoadKvResults(const std::string& path, BundleEvidence& e);
+
 }  // namespace fabcheck::report

@@ -24,6 +24,7 @@ struct Options {
   std::string format;
   std::string output = "-";
   std::string baseline;
+  std::vector<std::string> kv;
   double slower_percent = 10;
 };
 
@@ -45,6 +46,12 @@ int Run(const Options& o) {
   if (!evidence.ok()) {
     std::cerr << "fabcheck report: " << evidence.status().message() << "\n";
     return kExitError;
+  }
+  for (const std::string& path : o.kv) {
+    if (Status s = report::LoadKvResults(path, *evidence); !s.ok()) {
+      std::cerr << "fabcheck report: --kv " << s.message() << "\n";
+      return kExitError;
+    }
   }
   Result<report::BundleEvidence> baseline = InternalError("unused");
   report::ReportOptions options;
@@ -95,6 +102,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Path("--baseline", o->baseline,
          "An earlier bundle of the same cluster: report what changed (pairs that got slower, new PCIe\n"
          "downgrades, MTU changes, counters that started rising, members added or gone)");
+  t.List("--kv", o->kv,
+         "A `fabcheck kv run --json` result (or a --agents one) to report as rung L5, judged against its own\n"
+         "L3 figure; a shortfall names the rung to look at (repeat for several)",
+         "file");
   t.Number("--slower-percent", o->slower_percent,
            "With --baseline: a pair counts as slower when it lost more than this share of its bandwidth", 0.1, 99.0);
   cmd->footer(
@@ -108,6 +119,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "  fabcheck report run1.tar.gz -o report.html          the go-live report to hand over\n"
       "  fabcheck report run1/ --format md > ticket.md        for a ticket or a wiki page\n"
       "  fabcheck report run2.tar.gz --baseline run1.tar.gz -o diff.html   what changed since run1\n"
+      "  fabcheck report run1/ --kv kv-70b.json -o report.html   with the L5 KV-cache transfer as a rung\n"
       "  fabcheck report run1.tar.gz --format json | jq '.checklist[] | select(.status==\"fail\")'");
   return [o] { return Run(*o); };
 }
