@@ -193,6 +193,13 @@ void Loader::Json(const std::string& path, const json& j) {
       Perf(path, j);
     } else if (schema == model::kKvSchema) {
       Kv(path, j);
+    } else if (schema == model::kKvFanSchema) {
+      // kv run --agents: each transfer's own result, as if given one by one.
+      const json& members = j.contains("members") ? j.at("members") : json::array();
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (members[i].contains("result")) Kv(fmt::format("{} (transfer {})", path, i + 1), members[i].at("result"));
+      }
+      if (members.empty()) Record(path, "kv", "no transfers in this fan-in/fan-out result");
     } else if (schema == "fabcheck.sweep/v1") {
       Sweep(path, j);
     } else if (schema == "fabcheck.coll/v1") {

@@ -329,3 +329,26 @@ TEST(Kv, AtTheGoalNothingIsSaid) {
 
 }  // namespace
 }  // namespace fabcheck::diagnose
+
+namespace fabcheck::diagnose {
+namespace {
+
+TEST(Kv, FanResultsAreReadTransferByTransfer) {
+  Dir d;
+  nlohmann::json fan = {{"schema", "fabcheck.kv-fan/v1"},
+                        {"mode", "fan-in"},
+                        {"hub", "decode1"},
+                        {"members",
+                         {{{"prefill", "p1"}, {"decode", "decode1"}, {"result", nlohmann::json::parse(KvJson(0.4, false))}},
+                          {{"prefill", "p2"}, {"decode", "decode1"}, {"error", "agent p2: unreachable"}},
+                          {{"prefill", "p3"}, {"decode", "decode1"}, {"result", nlohmann::json::parse(KvJson(0.9, false))}}}}};
+  auto ev = LoadEvidence({d.Write("fan.json", fan.dump())}, {});
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  ASSERT_EQ(ev->kvs.size(), 2u) << "the two transfers that have a result";
+  EXPECT_NE(ev->inputs[0].path.find("(transfer 1)"), std::string::npos) << ev->inputs[0].path;
+  auto r = Diagnose(*ev);
+  ASSERT_NE(One(r, "kv.below-l3"), nullptr) << "the short transfer is named";
+}
+
+}  // namespace
+}  // namespace fabcheck::diagnose
