@@ -89,7 +89,13 @@ model::RungResult KvRung(const BundleEvidence& e) {
   } else if (!warn_reason.empty()) {
     rung.reason = warn_reason;
   } else {
-    rung.reason = fmt::format("{} transfer(s) at or above their L3 goal", e.kv.size());
+    size_t judged = std::count_if(e.kv.begin(), e.kv.end(), [](const KvEvidence& k) {
+      return k.result.ratio_to_l3 && k.result.goal_ratio && *k.result.ratio_to_l3 >= *k.result.goal_ratio;
+    });
+    rung.reason = judged == e.kv.size()
+                      ? fmt::format("{} transfer(s) at or above their L3 goal", judged)
+                      : fmt::format("{} transfer(s) at or above their L3 goal, {} without an L3 figure (--no-l3)",
+                                    judged, e.kv.size() - judged);
   }
   return rung;
 }

@@ -118,3 +118,23 @@ TEST(KvRung, LoadsKvAndFanFilesAndRefusesOthers) {
 
 }  // namespace
 }  // namespace fabcheck::report
+
+namespace fabcheck::report {
+namespace {
+
+TEST(KvRung, APassSaysWhatItJudged) {
+  BundleEvidence e;
+  e.kv.push_back({"a.json", Result("h1", "h2", 0.95)});
+  EXPECT_EQ(KvRung(e).reason, "1 transfer(s) at or above their L3 goal");
+  model::KvResult no_l3 = Result("h1", "h3", 0.95);
+  no_l3.l3.reset();
+  no_l3.ratio_to_l3.reset();
+  no_l3.goal_ratio.reset();
+  e.kv.push_back({"b.json", no_l3});
+  model::RungResult rung = KvRung(e);
+  EXPECT_EQ(rung.verdict, model::RungVerdict::kPass);
+  EXPECT_NE(rung.reason.find("1 without an L3 figure"), std::string::npos) << rung.reason;
+}
+
+}  // namespace
+}  // namespace fabcheck::report
