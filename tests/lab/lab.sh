@@ -191,6 +191,28 @@ grep -a '^LAB-RESULT' "$work/all.log" | awk '
       if ((p in v) && v[p] + 0 > 0) printf "  ratio %-38s %.2f (fabcheck %s / perftest %s)\n", substr(k, 10), v[k] / v[p], v[k], v[p]
     }
   }' | sort || true
+# kv (suite kv, fc.kv_reps): the median over the reps of kv/L3 and of kv/perftest, per page size.
+grep -a '^LAB-RESULT' "$work/all.log" | awk '
+  function median(list,   n, a, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  {v[$2] = $3}
+  END {
+    for (k in v) {
+      if (k !~ /^kv\.ratio_to_l3\./) continue
+      rest = substr(k, 16); size = rest; sub(/\..*/, "", size)
+      l3[size] = l3[size] " " v[k]; n[size]++
+      f = "fabcheck.kv_write_bw." rest; p = "perftest.kv_write_bw." rest
+      if ((f in v) && (p in v) && v[p] + 0 > 0) pt[size] = pt[size] " " v[f] / v[p]
+    }
+    for (size in l3) {
+      printf "  kv %s B pages, %d run(s): kv/L3 median %.2f (%s)", size, n[size], median(substr(l3[size], 2)), substr(l3[size], 2)
+      if (size in pt) printf "; kv/perftest median %.2f (%s)", median(substr(pt[size], 2)), substr(pt[size], 2)
+      printf "\n"
+    }
+  }' || true
 echo "  passed: $(grep -ac '^LAB-PASS' "$work/all.log"), failed: $(grep -ac '^LAB-FAIL' "$work/all.log"), skipped: $(grep -ac '^LAB-SKIP' "$work/all.log")"
 grep -a -e '^LAB-FAIL' -e '^LAB-SKIP' "$work/all.log" | sed 's/^/  /' || true
 exit $status
