@@ -77,20 +77,26 @@ Result<double> ParseDurationSeconds(std::string_view text) {
 }
 
 Result<std::vector<int>> ParseCpuList(std::string_view text) {
-  // CPU numbers up to 1,000,000, each range marked once in a bitmap: a list
-  // repeating "0-999999" thousands of times (a hostile capture) stays
-  // bounded in memory, and in time through the cap on the ranges' total.
-  constexpr long long kMaxCpu = 1'000'000;
-  constexpr long long kMaxTotal = 4 * kMaxCpu;
+  // CPU numbers below 8,192, the largest NR_CPUS a Linux kernel is built
+  // with (x86-64 MAXSMP; other architectures stop at or below it), so a
+  // cpulist from sysfs never goes further. Each range is marked once in a
+  // bitmap, and the ranges' total is capped: a list repeating "0-8191"
+  // (a hostile capture) stays bounded in memory and time.
+  constexpr long long kMaxCpu = 8191;
+  constexpr long long kMaxTotal = 4 * (kMaxCpu + 1);
   std::vector<bool> seen;
   long long total = 0;
   for (const std::string& part : Split(Trim(text), ',', /*skip_empty=*/true)) {
     auto dash = part.find('-');
     auto first = ParseInt(part.substr(0, dash));
     auto last = dash == std::string::npos ? first : ParseInt(part.substr(dash + 1));
-    if (!first || !last || *first < 0 || *last < *first || *last > kMaxCpu) {
+    if (!first || !last || *first < 0 || *last < *first) {
       return InvalidArgumentError("invalid CPU list '" + std::string(text).substr(0, 200) +
                                   "' (expected ranges such as 0-47,96-143)");
+    }
+    if (*last > kMaxCpu) {
+      return InvalidArgumentError("invalid CPU list '" + std::string(text).substr(0, 200) + "': CPU " +
+                                  std::to_string(*last) + " is beyond the 8192 CPUs a Linux kernel can have");
     }
     total += *last - *first + 1;
     if (total > kMaxTotal) {

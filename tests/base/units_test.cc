@@ -54,6 +54,15 @@ TEST(UnitsTest, CpuLists) {
   std::string repeats;
   for (int i = 0; i < 1000; ++i) repeats += "0-3,";
   EXPECT_EQ(*ParseCpuList(repeats), (std::vector<int>{0, 1, 2, 3}));
+  // A kernel has at most 8,192 CPUs (NR_CPUS): the last one parses, the next
+  // is refused by name, and so is a list whose ranges repeat past the cap.
+  EXPECT_EQ(ParseCpuList("0-8191")->size(), 8192u);
+  auto beyond = ParseCpuList("0-3,8192");
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_NE(beyond.status().message().find("CPU 8192 is beyond"), std::string::npos) << beyond.status().message();
+  std::string wide;
+  for (int i = 0; i < 5; ++i) wide += "0-8191,";
+  EXPECT_FALSE(ParseCpuList(wide).ok());
   EXPECT_FALSE(ParseCpuList("a-b").ok());
 }
 
