@@ -13,12 +13,6 @@
 namespace fabcheck::sim {
 namespace {
 
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 double ProcessCpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -119,14 +113,12 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
   so.uplink_load = o.uplink_load;
   so.max_rounds = o.max_rounds;
   so.dense_matrices = false;
+  so.keep_pairs = false;  // judged from running sums: memory grows with members x rails, not tests
+  sweep::SweepCost cost;
+  so.cost = &cost;
   so.on_progress = o.on_progress;
   ASSIGN_OR_RETURN(model::SweepResult result, sweep::RunSweepOver(transport, so));
   const double run_cpu = ProcessCpuSeconds() - cpu_start;
-  // The analysis once more on its own, timed: what a coordinator spends judging the sweep.
-  fabric::FabricIndex index(fabric);
-  const double t0 = ThreadCpuSeconds();
-  sweep::Localization loc = sweep::Localize(result.pairs, index, result.members, so.localize);
-  const double analysis_cpu = ThreadCpuSeconds() - t0;
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
 
@@ -144,21 +136,23 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
   j["seed"] = o.seed;
   j["noise"] = {{"cv", o.transport.noise_cv}, {"tail_probability", o.transport.tail_probability}};
   j["rounds"] = result.rounds_completed;
-  j["tests"] = result.pairs.size();
+  j["tests"] = cost.tests;
   j["round_seconds"] = o.transport.round_seconds;
   j["simulated_wall_s"] = result.elapsed_s;
-  j["analysis_cpu_s"] = analysis_cpu;
+  j["analysis_cpu_s"] = cost.analysis_cpu_s;
   j["run_cpu_s"] = run_cpu;
   j["max_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
   j["findings"] = nlohmann::json::array();
-  for (const auto& f : loc.findings) {
+  for (const auto& f : result.verdict.elements) {
     j["findings"].push_back({{"kind", f.kind}, {"element", f.element}, {"confidence", f.confidence},
                              {"severity", model::SeverityName(f.severity)}, {"ratio", f.ratio}, {"why", f.why}});
   }
   j["unconfirmed_suspects"] = nlohmann::json::array();
-  for (const auto& s : loc.suspects) j["unconfirmed_suspects"].push_back(sweep::SuspectName(s, index, result.members));
+  for (const auto& f : result.verdict.findings) {
+    if (f.id == "sweep.element.suspect") j["unconfirmed_suspects"].push_back(f.object);
+  }
   j["planted"] = ToJson(faults);
-  if (!faults.empty()) j["score"] = Score(faults, loc.findings, o.clos.rails);
+  if (!faults.empty()) j["score"] = Score(faults, result.verdict.elements, o.clos.rails);
   return j;
 }
 

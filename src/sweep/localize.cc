@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "sweep/evidence.h"
 #include "sweep/localize_internal.h"
 
 namespace fabcheck::sweep {
@@ -31,28 +32,19 @@ using internal::NicName;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-double Quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
-
 double Confidence(int consistent) { return std::min(0.99, 1 - std::pow(0.5, consistent)); }
 
-// Per NIC (member x rail) tallies over every test it took part in.
+// Per NIC (member x rail): what its running sums say against the rail's references.
 struct NicTally {
   float best_q = kNaN;
   int tests = 0, slow = 0;
-  int mtu_tests = 0, mtu_below = 0;
+  int mtu_tests = 0, mtu_below = 0, mtu_partners = 0;
   int intra_tests = 0;  // tests inside the leaf (no uplink or spine on the path)
   int lossy = 0;        // ...of which lost packets
   int downtrained = 0;  // tests where this end's port ran below the rail's port rate
-  int best_test = -1;   // index into tests
-  std::set<int> slow_partners, mtu_partners;
+  model::SweepEvidence best;
+  std::vector<int> slow_partners;
 };
-
-bool Failed(const model::SweepPairResult& t) { return !t.bw_gbps && !t.error.empty(); }
 
 }  // namespace
 
@@ -72,62 +64,63 @@ int FlowsToCoverSpines(int m, double p) {
 
 Localization Localize(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
                       const std::vector<model::SweepMember>& members, const LocalizeOptions& o) {
+  Evidence evidence(fabric, o.slow);
+  for (const auto& t : tests) evidence.Add(t);
+  return Localize(evidence, members, o);
+}
+
+Localization Localize(const Evidence& ev, const std::vector<model::SweepMember>& members, const LocalizeOptions& o) {
   Localization out;
+  const fabric::FabricIndex& fabric = ev.fabric();
   const int n = static_cast<int>(members.size());
   const int rails = fabric.rails();
   auto at = [rails](int m, int r) { return static_cast<size_t>(m) * rails + r; };
 
   // References per rail: bandwidth (90th percentile), path MTU and port rate (medians).
   std::vector<double> ref(rails, 0), mtu_ref(rails, 0), port_ref(rails, 0);
-  {
-    std::vector<std::vector<double>> bw(rails), mtu(rails), port(rails);
-    for (const auto& t : tests) {
-      // A member tested with itself went over loopback: no evidence of the fabric.
-      if (t.rail < 0 || t.rail >= rails || t.a == t.b) continue;
-      if (t.bw_gbps) bw[t.rail].push_back(*t.bw_gbps);
-      if (t.path_mtu) mtu[t.rail].push_back(*t.path_mtu);
-      if (t.a_port_gbps) port[t.rail].push_back(*t.a_port_gbps);
-    }
-    for (int r = 0; r < rails; ++r) {
-      ref[r] = Quantile(bw[r], 0.9);
-      mtu_ref[r] = Quantile(mtu[r], 0.5);
-      port_ref[r] = Quantile(port[r], 0.5);
+  for (int r = 0; r < rails; ++r) {
+    const RailSums& rs = ev.rail(r);
+    ref[r] = rs.bw.Quantile(0.9);
+    port_ref[r] = rs.port.Quantile(0.5);
+    int64_t all = 0, seen = 0;
+    for (const auto& [v, c] : rs.path_mtu) all += c;
+    const int64_t k = all > 0 ? static_cast<int64_t>(0.5 * static_cast<double>(all - 1) + 0.5) : 0;
+    for (const auto& [v, c] : rs.path_mtu) {
+      seen += c;
+      if (seen > k) {
+        mtu_ref[r] = v;
+        break;
+      }
     }
   }
 
+  // What the rules read per NIC, from its running sums and the rail's references.
   std::vector<NicTally> nic(static_cast<size_t>(n) * rails);
-  for (size_t i = 0; i < tests.size(); ++i) {
-    const auto& t = tests[i];
-    if (t.rail < 0 || t.rail >= rails || t.a < 0 || t.b < 0 || t.a >= n || t.b >= n || t.a == t.b) continue;
-    for (int side = 0; side < 2; ++side) {
-      const int me = side == 0 ? t.a : t.b, other = side == 0 ? t.b : t.a;
-      NicTally& x = nic[at(me, t.rail)];
-      if (t.bw_gbps && ref[t.rail] > 0) {
-        const float q = static_cast<float>(*t.bw_gbps / ref[t.rail]);
-        ++x.tests;
-        if (!(x.best_q >= q)) {
-          x.best_q = q;
-          x.best_test = static_cast<int>(i);
+  for (int m = 0; m < n && m < ev.members(); ++m) {
+    for (int r = 0; r < rails; ++r) {
+      const NicSums& s = ev.nic(m, r);
+      NicTally& x = nic[at(m, r)];
+      if (ref[r] > 0 && s.tests > 0) {
+        x.best_q = static_cast<float>(s.best_bw / ref[r]);
+        x.tests = s.tests;
+        // Every test of a NIC is at most as fast as its best: below `slow`, all were slow.
+        x.slow = x.best_q < o.slow ? s.tests : 0;
+        x.slow_partners.assign(s.partners, s.partners + s.n_partners);
+        x.intra_tests = s.intra_tests;
+        x.lossy = s.lossy;
+        for (int k = 0; k < s.n_ports; ++k) {
+          if (port_ref[r] > 0 && s.ports[k].gbps < 0.9 * port_ref[r]) x.downtrained += s.ports[k].tests;
         }
-        if (q < o.slow) {
-          ++x.slow;
-          x.slow_partners.insert(other);
-        }
-        // Loss on a path through the spines may be theirs: judge the cable by tests inside its leaf.
-        if (fabric.leaf(t.a, t.rail) == fabric.leaf(t.b, t.rail)) {
-          ++x.intra_tests;
-          if (t.loss && *t.loss >= 1e-4) ++x.lossy;
-        }
-        const auto& port = side == 0 ? t.a_port_gbps : t.b_port_gbps;
-        if (port && port_ref[t.rail] > 0 && *port < 0.9 * port_ref[t.rail]) ++x.downtrained;
+        x.best = {s.best_a, s.best_b, r, s.best_round, "bw_gbps", s.best_bw, ref[r]};
       }
-      if (t.path_mtu) {
-        ++x.mtu_tests;
-        if (*t.path_mtu < mtu_ref[t.rail]) {
-          ++x.mtu_below;
-          x.mtu_partners.insert(other);
-        }
+      x.mtu_tests = s.mtu_tests;
+      std::set<int> below;
+      for (int k = 0; k < s.n_mtus; ++k) {
+        if (s.mtus[k].mtu >= mtu_ref[r]) continue;
+        x.mtu_below += s.mtus[k].tests;
+        below.insert(s.mtus[k].partners, s.mtus[k].partners + s.mtus[k].n_partners);
       }
+      x.mtu_partners = static_cast<int>(below.size());
     }
   }
   out.nic_state.assign(n, std::vector<uint8_t>(rails, 0));
@@ -139,11 +132,7 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
   view.bad.assign(nic.size(), 0);
   for (size_t k = 0; k < nic.size(); ++k) view.best_q[k] = nic[k].best_q;
 
-  auto evidence_of = [&](int test, const char* metric, double expected) {
-    const auto& t = tests[static_cast<size_t>(test)];
-    return model::SweepEvidence{t.a, t.b, t.rail, t.round, metric, t.bw_gbps.value_or(0), expected};
-  };
-  auto good_partners = [&](const std::set<int>& partners, int rail) {
+  auto good_partners = [&](const std::vector<int>& partners, int rail) {
     int g = 0;
     for (int p : partners) g += view.good(p, rail) ? 1 : 0;
     return g;
@@ -156,7 +145,7 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
       if (x.mtu_below == 0 || x.mtu_below < o.mtu_share * x.mtu_tests) continue;
       view.bad[at(m, r)] = 1;
       out.nic_state[m][r] = 2;
-      if (x.mtu_below < o.min_slow_tests || x.mtu_partners.size() < static_cast<size_t>(o.min_good_partners)) {
+      if (x.mtu_below < o.min_slow_tests || x.mtu_partners < o.min_good_partners) {
         out.suspects.push_back({Suspect::Kind::kMtu, m, r});
         continue;
       }
@@ -165,10 +154,10 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
       f.element = NicName(members, m, r);
       f.rail = r;
       f.severity = model::Severity::kFail;
-      f.confidence = Confidence(static_cast<int>(x.mtu_partners.size())) * x.mtu_below / x.mtu_tests;
+      f.confidence = Confidence(x.mtu_partners) * x.mtu_below / x.mtu_tests;
       f.ratio = 0;
       f.why = fmt::format("large frames vanish to and from {}: path MTU below the rail's {:.0f} with {} of {} "
-                          "partners", f.element, mtu_ref[r], x.mtu_partners.size(), x.mtu_tests);
+                          "partners", f.element, mtu_ref[r], x.mtu_partners, x.mtu_tests);
       out.findings.push_back(std::move(f));
     }
   }
@@ -176,9 +165,8 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
   // MTU hole at either end) takes the blame for all of them, so its partners
   // are not blamed as well.
   std::vector<std::pair<size_t, size_t>> failed;  // NIC slots of both ends
-  for (const auto& t : tests) {
-    if (!Failed(t) || t.rail < 0 || t.rail >= rails || t.a >= n || t.b >= n) continue;
-    if (view.bad[at(t.a, t.rail)] || view.bad[at(t.b, t.rail)]) continue;
+  for (const FailedTest& t : ev.failed()) {
+    if (t.a >= n || t.b >= n || view.bad[at(t.a, t.rail)] || view.bad[at(t.b, t.rail)]) continue;
     failed.push_back({at(t.a, t.rail), at(t.b, t.rail)});
   }
   std::vector<char> taken(failed.size(), 0);
@@ -260,7 +248,7 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
       f.ratio = x.best_q;
       f.severity = x.best_q < o.fail_ratio ? model::Severity::kFail : model::Severity::kWarn;
       f.confidence = Confidence(x.slow);
-      f.evidence.push_back(evidence_of(x.best_test, "bw_gbps", ref[r]));
+      f.evidence.push_back(x.best);
       return f;
     };
     if (node) {
@@ -273,7 +261,7 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
       for (int r : s) {
         worst = std::min<double>(worst, nic[at(m, r)].best_q);
         slow_tests += nic[at(m, r)].slow;
-        if (r != s[0]) f.evidence.push_back(evidence_of(nic[at(m, r)].best_test, "bw_gbps", ref[r]));
+        if (r != s[0]) f.evidence.push_back(nic[at(m, r)].best);
       }
       f.ratio = worst;
       f.confidence = Confidence(slow_tests);
@@ -305,7 +293,7 @@ Localization Localize(const std::vector<model::SweepPairResult>& tests, const fa
       out.findings.push_back(std::move(f));
     }
   }
-  internal::LocalizeLinks(tests, fabric, view, o, &out);
+  internal::LocalizeLinks(ev, view, o, &out);
   return out;
 }
 

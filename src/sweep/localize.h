@@ -13,8 +13,9 @@
 //     known good; before that it is a suspect, to re-measure.
 //   * Slow on most rails of a member: the node. On one rail: the NIC, or the
 //     cable when the port reports a downtrained rate or the test lost packets.
-//   * A flow of an inter-leaf test whose ends are both good, that is slow,
-//     went through a slow element of its path: its two uplinks or its spine.
+//   * A flow of an inter-leaf test that is slow next to the best flow of its
+//     test went through a slow element of its path: its two uplinks or its
+//     spine (a busy host or a slow NIC slows every flow of its tests alike).
 //     A spine is named when a large share of the flows through it are slow,
 //     from several leaves; an uplink when most of its flows are slow in more
 //     than one round, greedily, each named uplink explaining its flows (so the
@@ -28,6 +29,7 @@
 
 #include "fabcheck/model/sweep.h"
 #include "fabric/fabric.h"
+#include "sweep/evidence.h"
 
 namespace fabcheck::sweep {
 
@@ -64,8 +66,12 @@ struct Localization {
   std::vector<std::vector<uint8_t>> nic_state;
 };
 
-// `fabric` is indexed like `members` (member i of the sweep is member i of
-// the fabric). `spines` names the spines per rail (flow_spine indexes them).
+// From the running sums of a sweep's tests (evidence.h); the evidence's
+// fabric is indexed like `members` (member i of the sweep is member i of the
+// fabric), and its slow-flow threshold is options.slow.
+Localization Localize(const Evidence& evidence, const std::vector<model::SweepMember>& members,
+                      const LocalizeOptions& options = {});
+// The same from the tests themselves (folded into an Evidence first).
 Localization Localize(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
                       const std::vector<model::SweepMember>& members, const LocalizeOptions& options = {});
 

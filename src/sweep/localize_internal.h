@@ -25,8 +25,8 @@ struct NicView {
 std::string NicName(const std::vector<model::SweepMember>& members, int member, int rail);
 std::string MemberName(const std::vector<model::SweepMember>& members, int member);
 
-// Uplinks and spines from the flows of inter-leaf tests between good NICs.
-void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
-                   const NicView& nics, const LocalizeOptions& o, Localization* out);
+// Uplinks and spines from the slow flows of inter-leaf tests; without per-flow
+// paths, leaf-to-leaf paths from the tests between NICs known good.
+void LocalizeLinks(const Evidence& evidence, const NicView& nics, const LocalizeOptions& o, Localization* out);
 
 }  // namespace fabcheck::sweep::internal

@@ -1,5 +1,6 @@
-// Uplinks and spines, from the flows of inter-leaf tests whose two NICs are
-// known good: a slow flow went through a slow element of its path.
+// Uplinks and spines, from the flows of inter-leaf tests that were slow next
+// to the best flow of their test: a slow flow went through a slow element of
+// its path.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,21 +12,6 @@
 
 namespace fabcheck::sweep::internal {
 namespace {
-
-// A slow flow and what it crossed: up to four links (leaf-spine uplinks at
-// both ends; with three tiers also the spine-core links up and down) and up
-// to three switches (the spines at both ends, the core).
-struct SlowFlow {
-  int link[4] = {0, 0, 0, 0};
-  int links = 0;
-  int sw[3] = {0, 0, 0};
-  int switches = 0;
-  int leaf_a = 0, leaf_b = 0;
-  int test = 0, round = 0;
-  float q = 0;
-  bool explained = false;
-  bool crosses(int l) const { return std::find(link, link + links, l) != link + links; }
-};
 
 struct LinkTally {
   int flows = 0;
@@ -40,7 +26,7 @@ double Confidence(int consistent) { return std::min(0.99, 1 - std::pow(0.5, cons
 // tests between them are slow while both NICs are fast elsewhere. It is
 // pinned to a leaf's uplinks ("leaf~?") when that leaf is slow with most of
 // the leaves it was measured with, else to the pair ("a~?~b").
-void LeafPaths(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric, const NicView& nics,
+void LeafPaths(const std::vector<LeafTest>& tests, const fabric::FabricIndex& fabric, const NicView& nics,
                const LocalizeOptions& o, int r, Localization* out) {
   struct Pair {
     int tests = 0, slow = 0;
@@ -49,13 +35,12 @@ void LeafPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
   };
   std::map<std::pair<int, int>, Pair> pairs;
   for (size_t i = 0; i < tests.size(); ++i) {
-    const auto& t = tests[i];
-    if (t.rail != r || !t.bw_gbps) continue;
+    const LeafTest& t = tests[i];
     const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
     if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
     Pair& p = pairs[std::minmax(la, lb)];
     ++p.tests;
-    if (*t.bw_gbps < o.slow * nics.reference[r]) {
+    if (t.bw < o.slow * nics.reference[r]) {
       ++p.slow;
       p.rounds.insert(t.round);
       p.slow_tests.push_back(static_cast<int>(i));
@@ -87,8 +72,8 @@ void LeafPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
       rounds.insert(p.rounds.begin(), p.rounds.end());
       for (int i : p.slow_tests) {
         if (e.evidence.size() >= 4) break;
-        const auto& t = tests[static_cast<size_t>(i)];
-        e.evidence.push_back({t.a, t.b, r, t.round, "bw_gbps", *t.bw_gbps, nics.reference[r]});
+        const LeafTest& t = tests[static_cast<size_t>(i)];
+        e.evidence.push_back({t.a, t.b, r, t.round, "bw_gbps", t.bw, nics.reference[r]});
       }
     }
     e.ratio = 1 - static_cast<double>(slow) / std::max(1, all);
@@ -119,78 +104,42 @@ void LeafPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
 
 
 // Uplinks, spines, core links and cores from flows whose path is known, for
-// one rail. Link ids: leaf-spine uplink leaf x spines + spine, then spine-core
-// link (spines x leaves) + spine x cores + core. Switch ids: spines, then
-// cores.
-void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
-               const NicView& nics, const LocalizeOptions& o, int r, Localization* out) {
-  const int spines = static_cast<int>(fabric.spines(r).size());
-  const int cores = static_cast<int>(fabric.cores(r).size());
-  const int leaves = fabric.leaf_count(r);
-  const int n_up = leaves * spines;
-  auto uplink = [spines](int leaf, int spine) { return leaf * spines + spine; };
-  auto core_link = [&](int spine, int core) { return n_up + spine * cores + core; };
+// one rail (link and switch ids: LinkIds).
+void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const LocalizeOptions& o, int r,
+               Localization* out) {
+  const LinkIds& ids = rs.ids;
+  const int spines = ids.spines, cores = ids.cores, n_up = ids.uplinks();
   auto link_name = [&](int l) {
     if (l < n_up) return fmt::format("{}~{}", fabric.leaf_name(r, l / spines), fabric.spines(r)[l % spines]);
     const int k = l - n_up;
     return fmt::format("{}~{}", fabric.spines(r)[k / cores], fabric.cores(r)[k % cores]);
   };
   auto switch_name = [&](int w) { return w < spines ? fabric.spines(r)[w] : fabric.cores(r)[w - spines]; };
-  std::vector<LinkTally> up(static_cast<size_t>(n_up) + static_cast<size_t>(spines) * cores), sp(spines + cores);
-  std::vector<SlowFlow> slow;
-  for (size_t i = 0; i < tests.size(); ++i) {
-    const auto& t = tests[i];
-    if (t.rail != r || t.flow_gbps.empty() || !t.bw_gbps) continue;
-    const int la = fabric.leaf(t.a, r), lb = fabric.leaf(t.b, r);
-    if (la == lb || !nics.good(t.a, r) || !nics.good(t.b, r)) continue;
-    // Every flow of a multi-flow test slow at once is the host (a busy moment), not a path:
-    // a bad uplink or spine takes only the flows hashed onto it. The flows' own
-    // rates add up to what the host sent; the test's figure may be lower, as
-    // it waits for the slowest flow to deliver.
-    double sum = 0;
-    for (float g : t.flow_gbps) sum += g;
-    if (t.flow_gbps.size() > 1 && sum < o.slow * nics.reference[r]) continue;
-    // A flow's fair share of the reference: one slow flow leaves its share to the others.
-    const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
-    for (size_t f = 0; f < t.flow_gbps.size(); ++f) {
-      const int s = f < t.flow_spine.size() ? t.flow_spine[f] : -1;
-      if (s < 0 || s >= spines) continue;
-      const int c = f < t.flow_core.size() ? t.flow_core[f] : -1;
-      const int s2 = f < t.flow_spine_down.size() && t.flow_spine_down[f] >= 0 ? t.flow_spine_down[f] : s;
-      if (s2 >= spines || c >= cores) continue;
-      SlowFlow x;
-      x.leaf_a = la, x.leaf_b = lb, x.test = static_cast<int>(i), x.round = t.round;
-      x.link[x.links++] = uplink(la, s);
-      x.link[x.links++] = uplink(lb, s2);
-      x.sw[x.switches++] = s;
-      if (s2 != s) x.sw[x.switches++] = s2;
-      if (c >= 0) {
-        x.link[x.links++] = core_link(s, c);
-        x.link[x.links++] = core_link(s2, c);
-        x.sw[x.switches++] = spines + c;
-      }
-      for (int k = 0; k < x.links; ++k) ++up[x.link[k]].flows;
-      for (int k = 0; k < x.switches; ++k) ++sp[x.sw[k]].flows;
-      x.q = static_cast<float>(t.flow_gbps[f] / share);
-      if (x.q < o.slow) slow.push_back(x);
-    }
-  }
+  std::vector<LinkTally> up(rs.link_flows.size()), sp(rs.switch_flows.size());
+  for (size_t k = 0; k < up.size(); ++k) up[k].flows = rs.link_flows[k];
+  for (size_t k = 0; k < sp.size(); ++k) sp[k].flows = rs.switch_flows[k];
+  // Slow flows, grouped by path (evidence.h); explained ones are marked in a
+  // copy, so the evidence stays as it came.
+  struct Flow : SlowFlow {
+    bool explained = false;
+  };
+  std::vector<Flow> slow;
+  slow.reserve(rs.slow.size());
+  for (const SlowFlow& f : rs.slow) slow.push_back(Flow{f});
   if (slow.empty()) return;
   auto evidence = [&](const SlowFlow& f) {
-    const auto& t = tests[static_cast<size_t>(f.test)];
-    const double share = nics.reference[r] / static_cast<double>(t.flow_gbps.size());
-    return model::SweepEvidence{t.a, t.b, r, t.round, "flow_gbps", f.q * share, share};
+    return model::SweepEvidence{f.a, f.b, r, f.round, "flow_gbps", f.gbps, f.expected};
   };
   // Switches first: a spine or core that drops packets slows flows from every
   // leaf, so its flows stay slow even without those of its worst link (which
   // a single bad link cannot explain away).
   std::vector<int> switch_slow(sp.size(), 0);
   std::map<int, int> link_slow;
-  for (const SlowFlow& f : slow) {
-    for (int k = 0; k < f.links; ++k) ++link_slow[f.link[k]];
+  for (const Flow& f : slow) {
+    for (int k = 0; k < f.links; ++k) link_slow[f.link[k]] += f.count;
     for (int k = 0; k < f.switches; ++k) {
-      ++switch_slow[f.sw[k]];
-      sp[f.sw[k]].rounds.insert(f.round);
+      switch_slow[f.sw[k]] += f.count;
+      sp[f.sw[k]].rounds.insert(f.rounds, f.rounds + f.n_rounds);
       sp[f.sw[k]].leaves.insert(f.leaf_a);
       sp[f.sw[k]].leaves.insert(f.leaf_b);
     }
@@ -223,7 +172,7 @@ void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
     e.why = fmt::format("{} slows flows from {} leaves: {} of {} flows through it were slow ({:.0f}% without "
                         "its worst link)", e.element, sp[w].leaves.size(), switch_slow[w], sp[w].flows,
                         rest_share * 100);
-    for (SlowFlow& f : slow) {
+    for (Flow& f : slow) {
       if (std::find(f.sw, f.sw + f.switches, w) == f.sw + f.switches) continue;
       if (e.evidence.size() < 4) e.evidence.push_back(evidence(f));
       f.explained = true;
@@ -234,9 +183,9 @@ void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
   // slow flows, so the links at their far ends are not blamed too.
   for (;;) {
     std::map<int, int> count;
-    for (const SlowFlow& f : slow) {
+    for (const Flow& f : slow) {
       if (f.explained) continue;
-      for (int k = 0; k < f.links; ++k) ++count[f.link[k]];
+      for (int k = 0; k < f.links; ++k) count[f.link[k]] += f.count;
     }
     int best = -1, best_count = 0;
     double best_share = 0;
@@ -246,8 +195,8 @@ void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
     }
     if (best < 0) break;
     std::set<int> rounds;
-    for (const SlowFlow& f : slow) {
-      if (!f.explained && f.crosses(best)) rounds.insert(f.round);
+    for (const Flow& f : slow) {
+      if (!f.explained && f.crosses(best)) rounds.insert(f.rounds, f.rounds + f.n_rounds);
     }
     const double share = best_share;
     const bool enough = best_count >= o.uplink_min_slow_flows && static_cast<int>(rounds.size()) >= o.min_rounds;
@@ -262,7 +211,7 @@ void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
         continue;
       }
       bool same = true;
-      for (const SlowFlow& f : slow) {
+      for (const Flow& f : slow) {
         if (!f.explained && f.crosses(best) != f.crosses(u)) {
           same = false;
           break;
@@ -273,8 +222,8 @@ void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
         break;
       }
     }
-    std::vector<const SlowFlow*> mine;
-    for (SlowFlow& f : slow) {
+    std::vector<const Flow*> mine;
+    for (Flow& f : slow) {
       if (f.explained || !f.crosses(best)) continue;
       f.explained = true;
       mine.push_back(&f);
@@ -298,20 +247,20 @@ void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
     e.ratio = 1 - share;
     e.severity = model::Severity::kFail;
     e.confidence = Confidence(static_cast<int>(rounds.size()) + 1) * std::min(1.0, share / 0.75);
-    e.why = fmt::format("{} of {} flows through {} were slow, in {} rounds, between NICs that are fast "
-                        "elsewhere", best_count, up[best].flows, e.element, rounds.size());
+    e.why = fmt::format("{} of {} flows through {} were slow, in {} rounds, next to the other flows of their "
+                        "tests", best_count, up[best].flows, e.element, rounds.size());
     if (twin >= 0) {
       const int spine = best % spines;
       const int a = std::min(best / spines, twin / spines), b = std::max(best / spines, twin / spines);
       e.element = fmt::format("{}~{}~{}", fabric.leaf_name(r, a), fabric.spines(r)[spine], fabric.leaf_name(r, b));
-      e.why = fmt::format("{} of {} flows through {} between {} and {} were slow, in {} rounds, between NICs "
-                          "that are fast elsewhere; no other leaf sent flows through {}, so which of its two "
+      e.why = fmt::format("{} of {} flows through {} between {} and {} were slow, in {} rounds, next to the "
+                          "other flows of their tests; no other leaf sent flows through {}, so which of its two "
                           "uplinks it is cannot be told: check {}~{} and {}~{}", best_count, up[best].flows,
                           fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.leaf_name(r, b), rounds.size(),
                           fabric.spines(r)[spine], fabric.leaf_name(r, a), fabric.spines(r)[spine],
                           fabric.leaf_name(r, b), fabric.spines(r)[spine]);
     }
-    for (const SlowFlow* f : mine) {
+    for (const Flow* f : mine) {
       if (e.evidence.size() < 4) e.evidence.push_back(evidence(*f));
     }
     out->findings.push_back(std::move(e));
@@ -320,24 +269,16 @@ void FlowPaths(const std::vector<model::SweepPairResult>& tests, const fabric::F
 
 }  // namespace
 
-void LocalizeLinks(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,
-                   const NicView& nics, const LocalizeOptions& o, Localization* out) {
+void LocalizeLinks(const Evidence& ev, const NicView& nics, const LocalizeOptions& o, Localization* out) {
+  const fabric::FabricIndex& fabric = ev.fabric();
   for (int r = 0; r < fabric.rails(); ++r) {
-    const int spines = static_cast<int>(fabric.spines(r).size());
-    const int leaves = fabric.leaf_count(r);
-    if (nics.reference[r] <= 0 || leaves < 2) continue;
-    bool paths = false;
-    for (const auto& t : tests) {
-      if (t.rail == r && std::any_of(t.flow_spine.begin(), t.flow_spine.end(), [](int16_t s) { return s >= 0; })) {
-        paths = true;
-        break;
-      }
-    }
-    if (spines == 0 || !paths) {
-      LeafPaths(tests, fabric, nics, o, r, out);
+    const RailSums& rs = ev.rail(r);
+    if (nics.reference[r] <= 0 || fabric.leaf_count(r) < 2) continue;
+    if (rs.ids.spines == 0 || !rs.paths) {
+      LeafPaths(rs.leaf_tests, fabric, nics, o, r, out);
       continue;
     }
-    FlowPaths(tests, fabric, nics, o, r, out);
+    FlowPaths(rs, fabric, o, r, out);
   }
 }
 

@@ -71,7 +71,7 @@ int Groups(double uplink_load) {
 class StaticPlanner : public Planner {
  public:
   explicit StaticPlanner(std::vector<PlannedRound> rounds) : rounds_(std::move(rounds)) {}
-  std::optional<PlannedRound> Next(const std::vector<model::SweepPairResult>&,
+  std::optional<PlannedRound> Next(const Evidence*, const std::vector<model::SweepPairResult>&,
                                    const std::vector<model::SweepMember>& members) override {
     while (next_ < rounds_.size()) {
       PlannedRound r = rounds_[next_++];
@@ -104,10 +104,9 @@ class AdaptivePlanner : public Planner {
     }
   }
 
-  std::optional<PlannedRound> Next(const std::vector<model::SweepPairResult>& so_far,
+  std::optional<PlannedRound> Next(const Evidence* so_far, const std::vector<model::SweepPairResult>& last_round,
                                    const std::vector<model::SweepMember>& members) override {
-    for (size_t i = seen_; i < so_far.size(); ++i) tested_.insert(Key(so_far[i].a, so_far[i].b));
-    seen_ = so_far.size();
+    for (const auto& t : last_round) tested_.insert(Key(t.a, t.b));
     auto alive = [&](int m) { return members[m].reachable; };
     while (next_ < cheap_.size() && issued_ < o_.max_rounds) {
       PlannedRound r = cheap_[next_++];
@@ -116,7 +115,8 @@ class AdaptivePlanner : public Planner {
       if (!r.pairs.empty()) return r;
     }
     if (issued_ >= o_.max_rounds) return std::nullopt;
-    Localization loc = Localize(so_far, f_, members, o_.localize);
+    if (!so_far) return std::nullopt;  // the runner always gives it with a fabric
+    Localization loc = Localize(*so_far, members, o_.localize);
     const int n = static_cast<int>(members.size());
     auto good_everywhere = [&](int m) {
       if (!alive(m)) return false;
@@ -191,7 +191,7 @@ class AdaptivePlanner : public Planner {
   const fabric::FabricIndex& f_;
   int flows_;
   std::vector<PlannedRound> cheap_;
-  size_t next_ = 0, seen_ = 0;
+  size_t next_ = 0;
   int issued_ = 0;
   std::unordered_set<uint64_t> tested_;
   std::map<std::string, int> attempts_;

@@ -1,5 +1,5 @@
 // What the coordinator tests next. A planner hands out one round at a time
-// and sees every result so far, so a static schedule (pairwise, ring,
+// and sees the results so far, so a static schedule (pairwise, ring,
 // k-random) and an adaptive one share the same loop.
 //
 // With a fabric:
@@ -56,8 +56,11 @@ struct PlanOptions {
 class Planner {
  public:
   virtual ~Planner() = default;
-  // The next round given every result so far (and who still answers); nullopt when done.
-  virtual std::optional<PlannedRound> Next(const std::vector<model::SweepPairResult>& so_far,
+  // The next round given what the results so far add up to (null without a
+  // fabric), the results of the last round, and who still answers; nullopt
+  // when done.
+  virtual std::optional<PlannedRound> Next(const Evidence* so_far,
+                                           const std::vector<model::SweepPairResult>& last_round,
                                            const std::vector<model::SweepMember>& members) = 0;
   // Rounds known so far (an adaptive plan grows as suspects appear).
   virtual int planned() const = 0;

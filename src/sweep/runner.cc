@@ -1,6 +1,7 @@
 #include "sweep/runner.h"
 
 #include <fmt/format.h>
+#include <time.h>
 
 #include <algorithm>
 #include <map>
@@ -12,6 +13,12 @@
 namespace fabcheck::sweep {
 namespace {
 
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 std::string HostOf(const std::string& host_port) {
   size_t colon = host_port.rfind(':');
   return colon == std::string::npos ? host_port : host_port.substr(0, colon);
@@ -19,7 +26,7 @@ std::string HostOf(const std::string& host_port) {
 
 model::SweepVerdict ElementVerdict(const Localization& loc, const fabric::FabricIndex& fabric,
                                    const std::vector<model::SweepMember>& members,
-                                   const std::vector<model::SweepPairResult>& pairs) {
+                                   size_t tests) {
   model::SweepVerdict v;
   v.elements = loc.findings;
   v.findings = ElementFindings(loc.findings, members);
@@ -54,8 +61,8 @@ model::SweepVerdict ElementVerdict(const Localization& loc, const fabric::Fabric
   std::vector<std::string> parts;
   for (const auto& [k, c] : kinds) parts.push_back(fmt::format("{} {}", c, k));
   if (unreachable) parts.push_back(fmt::format("{} unreachable", unreachable));
-  v.summary = parts.empty() ? fmt::format("no faulty element in {} tests", pairs.size())
-                            : fmt::format("{} ({} tests)", Join(parts, ", "), pairs.size());
+  v.summary = parts.empty() ? fmt::format("no faulty element in {} tests", tests)
+                            : fmt::format("{} ({} tests)", Join(parts, ", "), tests);
   if (!loc.suspects.empty()) v.summary += fmt::format("; {} suspects left unconfirmed", loc.suspects.size());
   return v;
 }
@@ -135,6 +142,9 @@ Result<model::SweepResult> RunSweep(const std::vector<control::HostPort>& endpoi
 }
 
 Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions& o) {
+  if (!o.keep_pairs && !o.fabric) {
+    return InvalidArgumentError("a sweep without a fabric is judged from its tests: it must keep them");
+  }
   model::SweepResult result;
   result.members = transport.Discover();
   const int n = static_cast<int>(result.members.size());
@@ -154,9 +164,11 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
   result.transport = transport.TransportName();
   std::optional<fabric::Fabric> matched;
   std::optional<fabric::FabricIndex> index;
+  std::optional<Evidence> evidence;
   if (o.fabric) {
     ASSIGN_OR_RETURN(matched, MatchFabric(*o.fabric, result.members, rails));
     index.emplace(*matched);
+    evidence.emplace(*index, o.localize.slow);
     result.spines = matched->spines;
     result.cores = matched->cores;
     transport.UseFabric(*index);
@@ -177,13 +189,16 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
 
   Progress progress;
   uint32_t flow_base = static_cast<uint32_t>(o.seed * 7919);
+  std::vector<model::SweepPairResult> last_round;
+  size_t tests = 0;
+  double analysis_cpu = 0;
   for (int round = 1;; ++round) {
     if (o.stop && o.stop->load()) {
       result.interrupted = true;
       break;
     }
     for (int i = 0; i < n; ++i) result.members[i].reachable = transport.Reachable(i);
-    auto next = planner->Next(result.pairs, result.members);
+    auto next = planner->Next(evidence ? &*evidence : nullptr, last_round, result.members);
     if (!next) break;
     std::vector<TestSpec> specs;
     for (const PlannedPair& p : next->pairs) {
@@ -195,9 +210,17 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
       }
     }
     auto results = transport.RunRound(specs, round);
+    last_round.clear();
     for (auto& r : results) {
-      if (r) result.pairs.push_back(std::move(*r));
+      if (r) last_round.push_back(std::move(*r));
     }
+    tests += last_round.size();
+    if (evidence) {
+      const double t0 = ThreadCpuSeconds();
+      evidence->Add(last_round);
+      analysis_cpu += ThreadCpuSeconds() - t0;
+    }
+    if (o.keep_pairs) result.pairs.insert(result.pairs.end(), last_round.begin(), last_round.end());
     result.rounds_completed = round;
     result.rounds_planned = std::max(planner->planned(), round);
     progress.round = round;
@@ -221,13 +244,16 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
     return std::tie(x.round, x.a, x.b, x.rail) < std::tie(y.round, y.a, y.b, y.rail);
   });
   if (o.dense_matrices) result.matrices = model::BuildMatrices(n, rails, result.pairs);
-  if (index) {
-    result.verdict = ElementVerdict(Localize(result.pairs, *index, result.members, o.localize), *index,
-                                    result.members, result.pairs);
+  if (evidence) {
+    const double t0 = ThreadCpuSeconds();
+    Localization loc = Localize(*evidence, result.members, o.localize);
+    analysis_cpu += ThreadCpuSeconds() - t0;
+    result.verdict = ElementVerdict(loc, *index, result.members, tests);
   } else {
     result.verdict = Analyze(result.matrices, result.members, result.pairs, o.analysis);
   }
   result.elapsed_s = transport.ElapsedSeconds();  // simulated time for the simulator
+  if (o.cost) *o.cost = {analysis_cpu, tests};
   return result;
 }
 

@@ -38,6 +38,15 @@ struct Progress {
   double eta_s = 0;     // from the mean round time so far
 };
 
+// What judging the sweep cost: the localiser's CPU (folding every test into
+// the evidence as it arrives, then the final localisation; the adaptive
+// planner's own look at the suspects between rounds is planning, not
+// counted), and how many tests it judged.
+struct SweepCost {
+  double analysis_cpu_s = 0;
+  size_t tests = 0;
+};
+
 struct SweepOptions {
   Pattern pattern = Pattern::kPairwise;
   int peers = 3;                   // k-random: peers per node
@@ -58,9 +67,14 @@ struct SweepOptions {
   int max_rounds = 100;            // adaptive: the budget of rounds
   int path_hops = 2;               // agents: trace flows' routers up to this TTL (AgentTransportOptions::path_hops)
   bool dense_matrices = true;      // n x n matrices in the result (off for very large simulated fabrics)
+  // Every directional test in the result (`pairs`). With a fabric the
+  // localiser needs only running sums (evidence.h), so a very large simulated
+  // sweep turns this off and its memory grows with members x rails, not tests.
+  bool keep_pairs = true;
   AnalysisOptions analysis;
   LocalizeOptions localize;
   const std::atomic<bool>* stop = nullptr;
+  SweepCost* cost = nullptr;       // filled when given
   std::function<void(const Progress&)> on_progress;
   // Called once, after members answered and before round 1 (tests kill an agent here).
   std::function<void(const std::vector<model::SweepMember>&)> on_start;

@@ -73,7 +73,7 @@ TEST(Planner, RingWithAFabricRunsInLeafOrder) {
   ASSERT_TRUE(planner.ok()) << planner.status().message();
   std::vector<model::SweepMember> members(8);
   int across = 0, pairs = 0;
-  while (auto r = (*planner)->Next({}, members)) {
+  while (auto r = (*planner)->Next(nullptr, {}, members)) {
     for (const auto& p : r->pairs) {
       ++pairs;
       bool differ = index.leaf(p.a, 0) != index.leaf(p.b, 0);
@@ -103,9 +103,11 @@ TEST(Planner, AdaptiveCheapPassThenStopsWhenNothingIsSuspect) {
   auto planner = MakePlanner(o, 64, &index);
   ASSERT_TRUE(planner.ok());
   std::vector<model::SweepMember> members(64);
+  Evidence evidence(index);
   std::vector<model::SweepPairResult> results;
   std::vector<PlannedRound> rounds;
-  while (auto r = (*planner)->Next(results, members)) {
+  while (auto r = (*planner)->Next(&evidence, results, members)) {
+    results.clear();
     for (const auto& p : r->pairs) {
       for (int dir = 0; dir < 2; ++dir) {
         model::SweepPairResult t;
@@ -114,6 +116,7 @@ TEST(Planner, AdaptiveCheapPassThenStopsWhenNothingIsSuspect) {
         t.bw_gbps = 100;
         t.path_mtu = 9000;
         results.push_back(t);
+        evidence.Add(t);
       }
     }
     rounds.push_back(*r);
