@@ -48,18 +48,20 @@ struct NicTally {
 
 }  // namespace
 
-int FlowsToCoverSpines(int m, double p) {
-  if (m <= 1) return 1;
+int FlowsToCoverSpines(int m, double p) { return m <= 1 ? 1 : FlowsToCover(m, 1.0 / m, p); }
+
+int FlowsToCover(int m, double each, double p) {
+  if (m < 1 || !(each > 0) || each * m > 1 + 1e-9) return 1;
   for (int k = m; k < 100000; ++k) {
-    // P(every spine gets a flow) by inclusion-exclusion over the spines missed.
+    // P(every target gets a flow) by inclusion-exclusion over the targets missed.
     double all = 0, binom = 1;
     for (int j = 0; j <= m; ++j) {
-      all += (j % 2 ? -1 : 1) * binom * std::pow(1.0 - static_cast<double>(j) / m, k);
+      all += (j % 2 ? -1 : 1) * binom * std::pow(std::max(0.0, 1.0 - j * each), k);
       binom = binom * (m - j) / (j + 1);
     }
     if (all >= p) return k;
   }
-  return m;
+  return 100000;
 }
 
 Localization Localize(const std::vector<model::SweepPairResult>& tests, const fabric::FabricIndex& fabric,

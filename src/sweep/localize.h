@@ -86,5 +86,10 @@ std::vector<model::Finding> ElementFindings(const std::vector<model::SweepElemen
 // Flows per inter-leaf test so that ECMP puts at least one on each of
 // `spines` spines with probability >= p (coupon collector, exact).
 int FlowsToCoverSpines(int spines, double p = 0.9);
+// Flows so that each of `targets` targets, each reached by a flow with
+// probability `each` (targets x each <= 1: a flow may reach none), gets at
+// least one with probability >= p. The cores behind one spine of a pod of m
+// spines: FlowsToCover(cores, 1 / (m x cores)).
+int FlowsToCover(int targets, double each, double p = 0.9);
 
 }  // namespace fabcheck::sweep

@@ -233,8 +233,11 @@ void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const Loca
       if (best < n_up) {
         s.leaf = best / spines, s.spine = best % spines;
       } else {
-        // A core link: retested from a leaf that sent slow flows through it.
-        s.leaf = mine.empty() ? 0 : mine.front()->leaf_a, s.spine = (best - n_up) / cores;
+        // A core link: retested from the end of a slow flow through it that
+        // is in the spine's pod (the sender when the flow went up the link).
+        const Flow* f = mine.empty() ? nullptr : mine.front();
+        s.leaf = !f ? 0 : f->links > 3 && f->link[3] == best ? f->leaf_b : f->leaf_a;
+        s.spine = (best - n_up) / cores;
         s.core = (best - n_up) % cores;
       }
       out->suspects.push_back(s);

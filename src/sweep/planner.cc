@@ -102,6 +102,18 @@ class AdaptivePlanner : public Planner {
         cheap_.push_back(LeafAgainstLeaf(f, leaf_ring.rounds[t], g, groups, static_cast<int>(t), flows));
       }
     }
+    // Three tiers: neighbours in the leaf ring are mostly in one pod, so only
+    // the leaves at pod boundaries would cross the cores, far below what
+    // loads a spine-core link (a link at a fifth of its capacity is slow only
+    // when loaded). Each leaf against the leaf half the ring away (another
+    // pod: pods are runs of consecutive leaves) loads every spine-core link
+    // as the ring loads the uplinks.
+    const int leaves = f.leaf_count(0);
+    if (!f.cores(0).empty() && leaves >= 2) {
+      Round across;
+      for (int l = 0; l < leaves / 2; ++l) across.push_back({l, l + leaves / 2});
+      for (int g = 0; g < groups; ++g) cheap_.push_back(LeafAgainstLeaf(f, across, g, groups, 1, flows));
+    }
   }
 
   std::optional<PlannedRound> Next(const Evidence* so_far, const std::vector<model::SweepPairResult>& last_round,
@@ -138,21 +150,28 @@ class AdaptivePlanner : public Planner {
       const std::string key = SuspectKey(s);
       if (attempts_[key] >= o_.max_attempts) continue;
       if (s.kind == Suspect::Kind::kUplink) {
-        // Good members of the leaf against good members of other leaves, many flows each.
+        // Good members of the leaf against good members of other leaves, many
+        // flows each; for a spine-core link, leaves of other pods, with
+        // enough flows to reach every core through the suspect's spine.
         const auto& mine = f_.leaf_members(s.rail, s.leaf);
+        const std::vector<char> far = s.core >= 0 ? OtherPods(*so_far, s) : std::vector<char>();
+        const int flows = s.core >= 0 ? CoreFlows(*so_far, s) : flows_ * 2;
+        const int leaves = f_.leaf_count(s.rail);
         int made = 0;
         for (int a : mine) {
           if (made >= 4) break;
           if (busy[a] || !good_everywhere(a)) continue;
-          for (int step = 1; step < f_.leaf_count(s.rail); ++step) {
-            const int leaf = (s.leaf + step * (made + 1)) % f_.leaf_count(s.rail);
+          for (int step = 1; step < leaves; ++step) {
+            // Core links: from half the ring away on, a new leaf for each pair.
+            const int leaf = s.core >= 0 ? (s.leaf + leaves / 2 + made + step - 1) % leaves
+                                         : (s.leaf + step * (made + 1)) % leaves;
             // Only a partner on another leaf crosses an uplink (and the member itself is no partner).
-            if (leaf == s.leaf) continue;
+            if (leaf == s.leaf || (!far.empty() && !far[leaf])) continue;
             const auto& other = f_.leaf_members(s.rail, leaf);
             auto it = std::find_if(other.begin(), other.end(),
                                    [&](int b) { return b != a && !busy[b] && good_everywhere(b); });
             if (it == other.end()) continue;
-            take(a, *it, flows_ * 2);
+            take(a, *it, flows);
             ++made;
             break;
           }
@@ -183,6 +202,33 @@ class AdaptivePlanner : public Planner {
   int planned() const override { return std::max<int>(issued_, static_cast<int>(cheap_.size())); }
 
  private:
+  // Leaves of other pods than the suspect spine's: no flow of theirs went up
+  // that spine, while some went up others (a pod is the spines its leaves
+  // reach; the fabric file does not say, the flows do). Empty: nothing known.
+  std::vector<char> OtherPods(const Evidence& ev, const Suspect& s) const {
+    const RailSums& rs = ev.rail(s.rail);
+    std::vector<char> far(static_cast<size_t>(rs.ids.leaves), 0);
+    bool any = false;
+    for (int l = 0; l < rs.ids.leaves; ++l) {
+      int flows = 0;
+      for (int k = 0; k < rs.ids.spines; ++k) flows += rs.link_flows[static_cast<size_t>(rs.ids.uplink(l, k))];
+      far[l] = flows > 0 && rs.link_flows[static_cast<size_t>(rs.ids.uplink(l, s.spine))] == 0;
+      any = any || far[l];
+    }
+    return any ? far : std::vector<char>();
+  }
+  // Flows per test so that, through the suspect's spine (one of the m its
+  // leaf was seen to use), every core gets one with p >= 0.9.
+  int CoreFlows(const Evidence& ev, const Suspect& s) const {
+    const RailSums& rs = ev.rail(s.rail);
+    int m = 0;
+    for (int k = 0; k < rs.ids.spines; ++k) m += rs.link_flows[static_cast<size_t>(rs.ids.uplink(s.leaf, k))] > 0;
+    if (m == 0) m = rs.ids.spines;
+    const int cores = std::max(1, rs.ids.cores);
+    return std::min(kMaxFlows, std::max(flows_ * 2, FlowsToCover(cores, 1.0 / (m * cores))));
+  }
+  static constexpr int kMaxFlows = 512;
+
   static std::string SuspectKey(const Suspect& s) {
     return fmt::format("{}:{}:{}:{}:{}:{}", static_cast<int>(s.kind), s.member, s.rail, s.leaf, s.spine, s.core);
   }

@@ -10,10 +10,13 @@
 //             fraction `uplink_load` of each leaf at a time so ECMP collisions
 //             cannot saturate an uplink and pass for a fault
 //   adaptive  a cheap pass (intra_leaf_rounds inside each leaf, then each leaf against
-//             its two neighbours in the leaf ring), then only the suspects the
+//             its two neighbours in the leaf ring; with three tiers also against
+//             the leaf half the ring away, in another pod), then only the suspects the
 //             localiser returns: a suspect NIC with known-good partners on its
 //             leaf, a suspect uplink with multi-flow tests from its leaf's good
-//             members to other leaves; until nothing is suspect or the budget
+//             members to other leaves (a spine-core link: to leaves of other
+//             pods, with enough flows to reach every core through its spine
+//             with p >= 0.9); until nothing is suspect or the budget
 //             of rounds is spent
 // A test between two leaves uses `flows` flows (distinct source ports, so
 // ECMP spreads them over the spines), one inside a leaf.

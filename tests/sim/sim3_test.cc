@@ -101,6 +101,42 @@ TEST(ThreeTier, FaultsOnEveryTierArePinnedToTheirElement) {
   }
 }
 
+// The adaptive strategy's ring of leaves stays inside a pod but at its
+// boundaries: with 16 leaves a pod, 2 of them send flows through the cores,
+// which leaves a spine-core link at a fifth of its capacity unloaded, so
+// unseen (each of these was missed so). Its cheap pass also tests each leaf
+// against the leaf half the ring away, in another pod, which loads every
+// spine-core link as the ring loads the uplinks.
+TEST(ThreeTier, AdaptiveLoadsTheCoresAndNamesTheirFaults) {
+  ClosOptions big;
+  big.nodes = 2048;  // 64 leaves of 32: 4 pods of 16 leaves, 8 spines each
+  big.rails = 1;
+  big.pods = 4;
+  big.spines = 8;
+  big.cores = 8;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"kind": "uplink_degraded", "element": "spine-r0-16~core-r0-07", "factor": 0.22})", "uplink"},
+      {R"({"kind": "uplink_degraded", "element": "spine-r0-20~core-r0-03", "factor": 0.22})", "uplink"},
+      {R"({"kind": "uplink_degraded", "element": "spine-r0-09~core-r0-01", "factor": 0.22})", "uplink"},
+      {R"({"kind": "uplink_degraded", "element": "spine-r0-30~core-r0-05", "loss": 0.01})", "uplink"},
+      {R"({"kind": "spine_loss", "element": "core-r0-04", "loss": 0.004})", "core"},
+  };
+  for (const auto& [fault, kind] : cases) {
+    SimOptions o;
+    o.clos = big;
+    o.faults_json = "[" + fault + R"(, {"kind": "noise", "element": "n0011", "cv": 0.25}])";
+    o.strategy = sweep::Pattern::kAdaptive;
+    auto r = RunSim(o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    const auto& s = (*r)["score"];
+    EXPECT_EQ(s["recall"], 1.0) << fault << "\n" << (*r)["findings"].dump(1);
+    EXPECT_EQ(s["precision"], 1.0) << fault << "\n" << (*r)["findings"].dump(1);
+    ASSERT_EQ((*r)["findings"].size(), 1u) << fault << "\n" << (*r)["findings"].dump(1);
+    EXPECT_EQ((*r)["findings"][0]["kind"], kind);
+    EXPECT_LE((*r)["rounds"].get<int>(), 20) << fault;
+  }
+}
+
 TEST(ThreeTier, FaultFileOnTheWrongTierSaysWhatItTakes) {
   auto c = *Clos::Make(ThreeTier());
   auto f = ParseFaults(R"([{"kind": "uplink_degraded", "element": "core-r0-01", "loss": 0.01}])", c);

@@ -151,6 +151,62 @@ TEST(Planner, FlowsCoverEverySpineWithProbabilityNinetyPercent) {
   EXPECT_EQ(FlowsToCoverSpines(8), 33);
 }
 
+// A spine-core link suspect: a flow from its leaf goes up one of the pod's m
+// spines, then to one of the cores; enough flows that every core is reached
+// through the suspect's spine with probability 0.9 (and one fewer does not).
+TEST(Planner, FlowsReachEveryCoreThroughOneSpineWithProbabilityNinetyPercent) {
+  EXPECT_EQ(FlowsToCover(8, 1.0 / 8), FlowsToCoverSpines(8));
+  std::mt19937_64 rng(11);
+  for (auto [m, cores] : std::vector<std::pair<int, int>>{{4, 4}, {8, 8}, {8, 4}}) {
+    const int k = FlowsToCover(cores, 1.0 / (m * cores));
+    auto coverage = [&](int flows) {
+      int hit = 0;
+      for (int trial = 0; trial < 20000; ++trial) {
+        std::set<int> seen;
+        for (int f = 0; f < flows; ++f) {
+          const uint64_t x = rng();
+          if (x % static_cast<uint64_t>(m) == 0) seen.insert(static_cast<int>((x / m) % static_cast<uint64_t>(cores)));
+        }
+        hit += static_cast<int>(seen.size()) == cores;
+      }
+      return hit / 20000.0;
+    };
+    EXPECT_GE(coverage(k), 0.89) << m << "x" << cores;
+    EXPECT_LT(coverage(k - 1), 0.905) << m << "x" << cores;
+  }
+  EXPECT_EQ(FlowsToCover(8, 1.0 / 64), 276);
+}
+
+// Three tiers: besides the leaf ring, the cheap pass tests each leaf against
+// the leaf half the ring away, so every pod sends flows through the cores.
+TEST(Planner, AdaptiveWithCoresTestsLeavesHalfTheRingAway) {
+  fabric::Fabric f = Leaves(64, 8, 4);
+  f.cores = {{"core-0", "core-1"}};
+  fabric::FabricIndex index(f);
+  PlanOptions o;
+  o.pattern = Pattern::kAdaptive;
+  o.flows = 7;
+  auto planner = MakePlanner(o, 64, &index);
+  ASSERT_TRUE(planner.ok());
+  std::vector<model::SweepMember> members(64);
+  Evidence evidence(index);
+  std::vector<PlannedRound> rounds;
+  while (auto r = (*planner)->Next(&evidence, {}, members)) {
+    rounds.push_back(*r);
+    ASSERT_LT(rounds.size(), 50u);
+  }
+  ExpectDisjoint(rounds);
+  ASSERT_EQ(rounds.size(), 10u);  // 4 inside the leaves, 4 around the ring, 2 half the ring away
+  std::set<std::pair<int, int>> across;
+  for (size_t k = 8; k < 10; ++k) {
+    for (const auto& p : rounds[k].pairs) {
+      across.insert(std::minmax(index.leaf(p.a, 0), index.leaf(p.b, 0)));
+      EXPECT_EQ(p.flows, 7);
+    }
+  }
+  EXPECT_EQ(across, (std::set<std::pair<int, int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}}));
+}
+
 TEST(DisplayNames, TwoAgentsWithOneHostnameAreToldApartByAddress) {
   std::vector<model::SweepMember> m(4);
   m[0].name = "node", m[0].control = "10.0.0.1:18521";
