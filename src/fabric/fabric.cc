@@ -30,6 +30,40 @@ Result<std::vector<std::string>> Names(const YAML::Node& node, const std::string
   return out;
 }
 
+// One rail's switches: names, or {name, addresses} maps. Returns whether any
+// lists addresses.
+Result<bool> Switches(const YAML::Node& node, const std::string& where, const char* what,
+                      std::vector<std::string>* names, std::vector<std::vector<std::string>>* addresses) {
+  if (!node.IsSequence()) return InvalidArgumentError(fmt::format("{} must be a list of {} names", where, what));
+  bool any = false;
+  for (size_t s = 0; s < node.size(); ++s) {
+    const YAML::Node sw = node[s];
+    const std::string at = fmt::format("{}[{}]", where, s);
+    if (!sw.IsMap()) {
+      ASSIGN_OR_RETURN(std::string name, Scalar(sw, at));
+      names->push_back(std::move(name));
+      addresses->emplace_back();
+      continue;
+    }
+    for (auto it = sw.begin(); it != sw.end(); ++it) {
+      std::string key = it->first.as<std::string>();
+      if (key != "name" && key != "addresses") {
+        return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: name, addresses)", at, key));
+      }
+    }
+    if (!sw["name"]) return InvalidArgumentError(at + " has no name");
+    ASSIGN_OR_RETURN(std::string name, Scalar(sw["name"], at + ".name"));
+    std::vector<std::string> list;
+    if (sw["addresses"]) {
+      ASSIGN_OR_RETURN(list, Names(sw["addresses"], at + ".addresses"));
+    }
+    any = any || !list.empty();
+    names->push_back(std::move(name));
+    addresses->push_back(std::move(list));
+  }
+  return any;
+}
+
 Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
   if (!root.IsMap()) {
     return InvalidArgumentError(fmt::format("{}: a fabric file is a mapping with schema: {}, rails and members",
@@ -96,35 +130,11 @@ Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
     }
     bool any_address = false;
     for (size_t r = 0; r < spines.size(); ++r) {
-      const std::string where = fmt::format("{}: spines[{}]", origin, r);
-      if (!spines[r].IsSequence()) return InvalidArgumentError(where + " must be a list of spine names");
       f.spines.emplace_back();
       f.spine_addresses.emplace_back();
-      for (size_t s = 0; s < spines[r].size(); ++s) {
-        const YAML::Node spine = spines[r][s];
-        const std::string at = fmt::format("{}[{}]", where, s);
-        if (!spine.IsMap()) {
-          ASSIGN_OR_RETURN(std::string name, Scalar(spine, at));
-          f.spines.back().push_back(std::move(name));
-          f.spine_addresses.back().emplace_back();
-          continue;
-        }
-        for (auto it = spine.begin(); it != spine.end(); ++it) {
-          std::string key = it->first.as<std::string>();
-          if (key != "name" && key != "addresses") {
-            return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: name, addresses)", at, key));
-          }
-        }
-        if (!spine["name"]) return InvalidArgumentError(at + " has no name");
-        ASSIGN_OR_RETURN(std::string name, Scalar(spine["name"], at + ".name"));
-        std::vector<std::string> addresses;
-        if (spine["addresses"]) {
-          ASSIGN_OR_RETURN(addresses, Names(spine["addresses"], at + ".addresses"));
-        }
-        any_address = any_address || !addresses.empty();
-        f.spines.back().push_back(std::move(name));
-        f.spine_addresses.back().push_back(std::move(addresses));
-      }
+      ASSIGN_OR_RETURN(bool any, Switches(spines[r], fmt::format("{}: spines[{}]", origin, r), "spine",
+                                          &f.spines.back(), &f.spine_addresses.back()));
+      any_address = any_address || any;
     }
     if (!any_address) f.spine_addresses.clear();
   }
@@ -133,10 +143,15 @@ Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
     if (!cores.IsSequence()) {
       return InvalidArgumentError(fmt::format("{}: cores must be a list with one list of core names per rail", origin));
     }
+    bool any_address = false;
     for (size_t r = 0; r < cores.size(); ++r) {
-      ASSIGN_OR_RETURN(auto names, Names(cores[r], fmt::format("{}: cores[{}]", origin, r)));
-      f.cores.push_back(std::move(names));
+      f.cores.emplace_back();
+      f.core_addresses.emplace_back();
+      ASSIGN_OR_RETURN(bool any, Switches(cores[r], fmt::format("{}: cores[{}]", origin, r), "core",
+                                          &f.cores.back(), &f.core_addresses.back()));
+      any_address = any_address || any;
     }
+    if (!any_address) f.core_addresses.clear();
   }
   RETURN_IF_ERROR(ValidateFabric(f));
   return f;
@@ -181,26 +196,43 @@ Status ValidateFabric(const Fabric& f) {
     return InvalidArgumentError(fmt::format("cores lists {} rails for {} rails: one list of cores per rail, with the "
                                             "spines below them", f.cores.size(), f.rails));
   }
-  if (!f.spine_addresses.empty()) {
-    if (f.spine_addresses.size() != f.spines.size()) {
-      return InvalidArgumentError("spine addresses are given for a different number of rails than spines");
+  if (!f.spine_addresses.empty() && f.spine_addresses.size() != f.spines.size()) {
+    return InvalidArgumentError("spine addresses are given for a different number of rails than spines");
+  }
+  if (!f.core_addresses.empty() && f.core_addresses.size() != f.cores.size()) {
+    return InvalidArgumentError("core addresses are given for a different number of rails than cores");
+  }
+  for (size_t r = 0; r < f.spine_addresses.size(); ++r) {
+    if (f.spine_addresses[r].size() != f.spines[r].size()) {
+      return InvalidArgumentError(fmt::format("spines[{}]: addresses for {} spines, {} spines", r,
+                                              f.spine_addresses[r].size(), f.spines[r].size()));
     }
-    for (size_t r = 0; r < f.spines.size(); ++r) {
-      if (f.spine_addresses[r].size() != f.spines[r].size()) {
-        return InvalidArgumentError(fmt::format("spines[{}]: addresses for {} spines, {} spines", r,
-                                                f.spine_addresses[r].size(), f.spines[r].size()));
-      }
-      std::map<std::string, size_t> owner;
-      for (size_t s = 0; s < f.spines[r].size(); ++s) {
-        for (const auto& a : f.spine_addresses[r][s]) {
-          auto [it, added] = owner.emplace(a, s);
-          if (!added && it->second != s) {
-            return InvalidArgumentError(fmt::format("spines[{}]: address {} is given for both {} and {}: an address "
-                                                    "names one router", r, a, f.spines[r][it->second], f.spines[r][s]));
+  }
+  for (size_t r = 0; r < f.core_addresses.size(); ++r) {
+    if (f.core_addresses[r].size() != f.cores[r].size()) {
+      return InvalidArgumentError(fmt::format("cores[{}]: addresses for {} cores, {} cores", r,
+                                              f.core_addresses[r].size(), f.cores[r].size()));
+    }
+  }
+  // An address names one router of a rail, spine or core.
+  for (int r = 0; r < f.rails; ++r) {
+    std::map<std::string, std::string> owner;
+    auto check = [&](const std::vector<std::vector<std::vector<std::string>>>& addresses,
+                     const std::vector<std::vector<std::string>>& names, const char* list) -> Status {
+      if (static_cast<size_t>(r) >= addresses.size()) return Status::Ok();
+      for (size_t s = 0; s < names[r].size(); ++s) {
+        for (const auto& a : addresses[r][s]) {
+          auto [it, added] = owner.emplace(a, names[r][s]);
+          if (!added && it->second != names[r][s]) {
+            return InvalidArgumentError(fmt::format("{}[{}]: address {} is given for both {} and {}: an address "
+                                                    "names one router", list, r, a, it->second, names[r][s]));
           }
         }
       }
-    }
+      return Status::Ok();
+    };
+    RETURN_IF_ERROR(check(f.spine_addresses, f.spines, "spines"));
+    RETURN_IF_ERROR(check(f.core_addresses, f.cores, "cores"));
   }
   return Status::Ok();
 }
@@ -235,7 +267,18 @@ nlohmann::json ToJson(const Fabric& f) {
       j["spines"].push_back(std::move(rail));
     }
   }
-  if (!f.cores.empty()) j["cores"] = f.cores;
+  if (!f.cores.empty()) {
+    j["cores"] = nlohmann::json::array();
+    for (size_t r = 0; r < f.cores.size(); ++r) {
+      nlohmann::json rail = nlohmann::json::array();
+      for (size_t c = 0; c < f.cores[r].size(); ++c) {
+        const bool addressed = r < f.core_addresses.size() && !f.core_addresses[r][c].empty();
+        rail.push_back(addressed ? nlohmann::json{{"name", f.cores[r][c]}, {"addresses", f.core_addresses[r][c]}}
+                                 : nlohmann::json(f.cores[r][c]));
+      }
+      j["cores"].push_back(std::move(rail));
+    }
+  }
   j["members"] = nlohmann::json::array();
   for (const Member& m : f.members) {
     nlohmann::json e = {{"name", m.name}};
@@ -269,7 +312,18 @@ std::string ToYaml(const Fabric& f) {
   }
   if (!f.cores.empty()) {
     out << YAML::Key << "cores" << YAML::Value << YAML::BeginSeq;
-    for (const auto& c : f.cores) out << YAML::Flow << c;
+    for (size_t r = 0; r < f.cores.size(); ++r) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (size_t c = 0; c < f.cores[r].size(); ++c) {
+        if (r < f.core_addresses.size() && !f.core_addresses[r][c].empty()) {
+          out << YAML::BeginMap << YAML::Key << "name" << YAML::Value << f.cores[r][c] << YAML::Key << "addresses"
+              << YAML::Value << f.core_addresses[r][c] << YAML::EndMap;
+        } else {
+          out << f.cores[r][c];
+        }
+      }
+      out << YAML::EndSeq;
+    }
     out << YAML::EndSeq;
   }
   out << YAML::Key << "members" << YAML::Value << YAML::BeginSeq;
@@ -290,9 +344,15 @@ FabricIndex::FabricIndex(const Fabric& f) : rails_(f.rails) {
   cores_ = f.cores;
   cores_.resize(rails_);
   spine_of_router_.resize(rails_);
+  core_of_router_.resize(rails_);
   for (int r = 0; r < rails_ && r < static_cast<int>(f.spine_addresses.size()); ++r) {
     for (size_t s = 0; s < f.spine_addresses[r].size(); ++s) {
       for (const auto& a : f.spine_addresses[r][s]) spine_of_router_[r].emplace(a, static_cast<int>(s));
+    }
+  }
+  for (int r = 0; r < rails_ && r < static_cast<int>(f.core_addresses.size()); ++r) {
+    for (size_t c = 0; c < f.core_addresses[r].size(); ++c) {
+      for (const auto& a : f.core_addresses[r][c]) core_of_router_[r].emplace(a, static_cast<int>(c));
     }
   }
   std::vector<std::map<std::string, int>> ids(rails_);
@@ -315,6 +375,30 @@ FabricIndex::FabricIndex(const Fabric& f) : rails_(f.rails) {
     if (name_count[m.name] == 1) by_key_[m.name] = static_cast<int>(i);
     if (!m.address.empty()) by_key_[m.address] = static_cast<int>(i);
   }
+}
+
+int FabricIndex::CoreOfRouter(int rail, std::string_view address) const {
+  if (rail < 0 || rail >= rails_) return -1;
+  auto it = core_of_router_[rail].find(address);
+  return it == core_of_router_[rail].end() ? -1 : it->second;
+}
+
+FabricIndex::RouterPath FabricIndex::PathOfHops(int rail, const std::vector<std::string>& hops) const {
+  RouterPath p;
+  for (const std::string& hop : hops) {
+    if (hop.empty()) continue;
+    if (const int s = SpineOfRouter(rail, hop); s >= 0) {
+      if (p.spine < 0) {
+        p.spine = s;
+      } else if (p.core >= 0 && p.spine_down < 0) {
+        p.spine_down = s;
+      }
+    } else if (const int c = CoreOfRouter(rail, hop); c >= 0 && p.spine >= 0 && p.core < 0) {
+      p.core = c;
+    }
+  }
+  if (p.core >= 0 && p.spine_down < 0) return {};
+  return p;
 }
 
 int FabricIndex::SpineOfRouter(int rail, std::string_view address) const {

@@ -7,6 +7,9 @@
 //   spines:                       # optional, per rail: every leaf of the rail links to each
 //     - [spine-r0-00, spine-r0-01]
 //     - [{name: spine-r1-00, addresses: [10.1.0.1]}, spine-r1-01]
+//   cores:                        # optional, per rail (three tiers): every spine links to each
+//     - [core-r0-00, {name: core-r0-01, addresses: [10.0.200.1]}]
+//     - [core-r1-00, core-r1-01]
 //   members:
 //     - name: n0000
 //       address: 10.0.0.1         # optional: tells apart two members with one hostname
@@ -18,7 +21,8 @@
 // spine; the file is data, so a user can write it by hand. A spine's
 // `addresses` are those it answers TTL-expired probes from (its interface or
 // loopback addresses): with them the sweep maps each flow's traced path to
-// the spine it crossed.
+// the spine it crossed; a core's `addresses` likewise map the third hop of a
+// flow between pods to its core (and the fourth to the far pod's spine).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -50,6 +54,9 @@ struct Fabric {
   // Per rail: the core (super-spine) switches above the spines of a
   // three-tier Clos, every spine linked to each; empty for two tiers.
   std::vector<std::vector<std::string>> cores;
+  // Per rail, per core (parallel to cores): its router addresses; empty when
+  // no core lists any.
+  std::vector<std::vector<std::vector<std::string>>> core_addresses;
   std::string source;                            // where it came from ("file x.yaml", "ibnetdiscover")
 };
 
@@ -82,7 +89,23 @@ class FabricIndex {
   int Find(std::string_view name_or_address) const;
   // The spine of `rail` that answers from this router address; -1 when none.
   int SpineOfRouter(int rail, std::string_view address) const;
-  bool knows_routers(int rail) const { return rail >= 0 && rail < rails_ && !spine_of_router_[rail].empty(); }
+  // The core of `rail` that answers from this router address; -1 when none.
+  int CoreOfRouter(int rail, std::string_view address) const;
+  // Whether the file gives router addresses for this rail's spines or cores.
+  bool knows_routers(int rail) const {
+    return rail >= 0 && rail < rails_ && (!spine_of_router_[rail].empty() || !core_of_router_[rail].empty());
+  }
+  bool knows_core_routers(int rail) const { return rail >= 0 && rail < rails_ && !core_of_router_[rail].empty(); }
+  // What a flow's traced hops (hops[t-1] answered TTL t; "" none) say it
+  // crossed: the first spine, then a core, then the spine of the far pod
+  // (-1 when not seen; leaf routers are not listed and are passed over). A
+  // core whose far spine did not answer leaves the way down unknown: the
+  // path is then all -1, so a flow is never blamed on an uplink it may not
+  // have crossed.
+  struct RouterPath {
+    int spine = -1, core = -1, spine_down = -1;
+  };
+  RouterPath PathOfHops(int rail, const std::vector<std::string>& hops) const;
 
  private:
   int rails_ = 1;
@@ -91,7 +114,7 @@ class FabricIndex {
   std::vector<std::vector<std::vector<int>>> leaf_members_;
   std::vector<std::vector<std::string>> spines_, cores_;
   std::map<std::string, int, std::less<>> by_key_;
-  std::vector<std::map<std::string, int, std::less<>>> spine_of_router_;
+  std::vector<std::map<std::string, int, std::less<>>> spine_of_router_, core_of_router_;
 };
 
 }  // namespace fabcheck::fabric

@@ -141,7 +141,10 @@ std::optional<model::SweepPairResult> AgentTransport::Direction(const TestSpec& 
   // Several flows are several connections, each with its own source port.
   req.streams = std::max(req.streams, s.flows);
   const bool trace = s.flows > 1 && fabric_ && fabric_->knows_routers(s.rail) && options_.path_hops > 0;
-  if (trace) req.path_hops = options_.path_hops;
+  // With core routers listed, a flow between pods is traced to the far pod's
+  // spine: leaf (TTL 1), spine (2), core (3), far spine (4).
+  const bool cores = trace && fabric_->knows_core_routers(s.rail);
+  if (trace) req.path_hops = cores ? std::max(options_.path_hops, 4) : options_.path_hops;
   req.source = rails_ > 1 || options_.rails ? address(from) : "";
   if (req.source == from.endpoint.host && !(from.info && !from.info->rails.empty())) req.source.clear();
   model::SweepPairResult p;
@@ -164,16 +167,17 @@ std::optional<model::SweepPairResult> AgentTransport::Direction(const TestSpec& 
   p.transport = res->transport;
   p.error = Join(res->errors, "; ");
   if (s.flows > 1 && res->flow_gbps.size() > 1) {
-    // Each flow's figure, and the spine its traced path went through.
+    // Each flow's figure, and the spine (with three tiers: the core and the
+    // far pod's spine) its traced path went through.
     for (size_t f = 0; f < res->flow_gbps.size(); ++f) {
       p.flow_gbps.push_back(static_cast<float>(res->flow_gbps[f]));
-      int spine = -1;
-      if (trace && f < res->flow_hops.size()) {
-        for (const auto& hop : res->flow_hops[f]) {
-          if (spine < 0 && !hop.empty()) spine = fabric_->SpineOfRouter(s.rail, hop);
-        }
+      fabric::FabricIndex::RouterPath path;
+      if (trace && f < res->flow_hops.size()) path = fabric_->PathOfHops(s.rail, res->flow_hops[f]);
+      p.flow_spine.push_back(static_cast<int16_t>(path.spine));
+      if (cores) {
+        p.flow_core.push_back(static_cast<int16_t>(path.core));
+        p.flow_spine_down.push_back(static_cast<int16_t>(path.spine_down));
       }
-      p.flow_spine.push_back(static_cast<int16_t>(spine));
     }
   }
   if (!res->errors.empty() && !control::AgentClient(to.endpoint, client_options_).Health().ok()) {

@@ -109,6 +109,7 @@ Result<fabric::Fabric> MatchFabric(const fabric::Fabric& f, const std::vector<mo
     out.spines.push_back(f.spines[f.rails == 1 ? 0 : r]);
     if (!f.spine_addresses.empty()) out.spine_addresses.push_back(f.spine_addresses[f.rails == 1 ? 0 : r]);
     if (!f.cores.empty()) out.cores.push_back(f.cores[f.rails == 1 ? 0 : r]);
+    if (!f.core_addresses.empty()) out.core_addresses.push_back(f.core_addresses[f.rails == 1 ? 0 : r]);
     if (f.rails == 1 && rails > 1) {
       for (auto& s : out.spines.back()) s = fmt::format("{}/r{}", s, r);
     }

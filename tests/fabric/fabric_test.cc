@@ -108,6 +108,72 @@ members:
   }
 }
 
+// Three tiers: cores may list their router addresses too, so a flow between
+// pods traced to its fourth hop names its spine, core and far spine.
+TEST(Fabric, CoreAddressesMapTheThirdHopToTheCore) {
+  constexpr char kText[] = R"(schema: fabcheck.fabric/v1
+spines:
+  - [{name: spine-0, addresses: [10.0.10.1]}, {name: spine-1, addresses: [10.0.11.1]},
+     {name: spine-2, addresses: [10.0.12.1]}, {name: spine-3, addresses: [10.0.13.1]}]
+cores:
+  - [{name: core-0, addresses: [10.0.200.1, 10.0.200.2]}, core-1]
+members:
+  - {name: a, leaf: leaf-0}
+  - {name: b, leaf: leaf-1}
+)";
+  auto f = ParseFabric(kText, "c.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  FabricIndex index(*f);
+  EXPECT_TRUE(index.knows_routers(0));
+  EXPECT_TRUE(index.knows_core_routers(0));
+  EXPECT_EQ(index.CoreOfRouter(0, "10.0.200.2"), 0);
+  EXPECT_EQ(index.CoreOfRouter(0, "10.0.10.1"), -1);  // a spine's, not a core's
+  EXPECT_EQ(index.CoreOfRouter(1, "10.0.200.2"), -1);
+  // Between pods: leaf, spine-1, core-0, spine-2 (the far pod's), far leaf.
+  auto p = index.PathOfHops(0, {"10.1.0.254", "10.0.11.1", "10.0.200.1", "10.0.12.1", "10.2.0.254"});
+  EXPECT_EQ(p.spine, 1);
+  EXPECT_EQ(p.core, 0);
+  EXPECT_EQ(p.spine_down, 2);
+  // Inside a pod: leaf, spine, far leaf; no core.
+  p = index.PathOfHops(0, {"10.1.0.254", "10.0.13.1", "10.1.1.254"});
+  EXPECT_EQ(p.spine, 3);
+  EXPECT_EQ(p.core, -1);
+  EXPECT_EQ(p.spine_down, -1);
+  // A core that did not answer (rate-limited ICMP): the far spine is not taken for the first.
+  p = index.PathOfHops(0, {"", "10.0.11.1", "", "10.0.12.1"});
+  EXPECT_EQ(p.spine, 1);
+  EXPECT_EQ(p.core, -1);
+  EXPECT_EQ(p.spine_down, -1);
+  // A far spine that did not answer: the way down is unknown, so nothing is said.
+  p = index.PathOfHops(0, {"10.1.0.254", "10.0.11.1", "10.0.200.1", ""});
+  EXPECT_EQ(p.spine, -1);
+  EXPECT_EQ(p.core, -1);
+  EXPECT_EQ(p.spine_down, -1);
+  // A core seen before any spine is not on a path this fabric has.
+  p = index.PathOfHops(0, {"10.0.200.1", "10.0.11.1"});
+  EXPECT_EQ(p.core, -1);
+  EXPECT_EQ(p.spine, 1);
+  for (const std::string& text : {ToYaml(*f), ToJson(*f).dump()}) {
+    auto again = ParseFabric(text, "again");
+    ASSERT_TRUE(again.ok()) << again.status().message() << "\n" << text;
+    EXPECT_EQ(again->core_addresses, f->core_addresses);
+    EXPECT_EQ(again->cores, f->cores);
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {"cores:\n  - [{name: c0, addresses: [10.0.0.1]}]\n", "both s0 and c0"},
+      {"cores:\n  - [{name: c0, adresses: [10.0.0.9]}]\n", "unknown key 'adresses'"},
+      {"cores:\n  - [{addresses: [10.0.0.9]}]\n", "has no name"},
+      {"cores:\n  - c0\n", "must be a list of core names"},
+  };
+  for (const auto& [cores, why] : bad) {
+    auto r = ParseFabric(std::string("schema: fabcheck.fabric/v1\nspines:\n  - [{name: s0, addresses: [10.0.0.1]}]\n") +
+                             cores + "members:\n  - {name: a, leaf: l}\n",
+                         "bad.yaml");
+    ASSERT_FALSE(r.ok()) << cores;
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().message();
+  }
+}
+
 TEST(Fabric, TwoMembersWithOneNameAreFoundByAddressOnly) {
   auto f = ParseFabric("schema: fabcheck.fabric/v1\nmembers: [{name: a, address: 10.0.0.1, leaf: l},"
                        " {name: a, address: 10.0.0.2, leaf: l}]", "t");
