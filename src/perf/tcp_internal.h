@@ -54,6 +54,23 @@ struct WaitContext {
   }
 };
 
+// How long a data socket has gone without progress, reading the clock only
+// when a blocking call times out (after a full kIdleSlice): a call that
+// completes reads none, so a 64-byte round trip costs two system calls and
+// the one timestamp it is measured by, as sockperf's does.
+class IdleSince {
+ public:
+  void Progress() { since_ = {}; }
+  // After EAGAIN or EINTR: when the wait without progress began.
+  Clock::time_point Since() {
+    if (since_ == Clock::time_point{}) since_ = Clock::now() - kIdleSlice;
+    return since_;
+  }
+
+ private:
+  Clock::time_point since_{};
+};
+
 // Full send/receive on a socket with SO_*TIMEO = kIdleSlice.
 Status SendFull(int fd, const char* data, size_t len, const WaitContext& wait, const char* phase);
 Status RecvFull(int fd, char* data, size_t len, const WaitContext& wait, const char* phase);

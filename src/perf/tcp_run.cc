@@ -429,7 +429,7 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
       // The echo side: receive a whole ping, answer it. With --duration the
       // count comes through the control connection, so an idle wait checks it.
       uint64_t off = 0;
-      auto last = Clock::now();
+      IdleSince idle;
       while (status.ok()) {
         if (off == 0 && done >= target.load(std::memory_order_acquire)) break;
         if ((done & 255) == 255 && off == 0 && wait.stopped()) {
@@ -438,7 +438,7 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
         }
         ssize_t n = ::recv(fd, buf + off, size - off, 0);
         if (n > 0) {
-          last = Clock::now();
+          idle.Progress();
           if ((off += static_cast<uint64_t>(n)) < size) continue;
           off = 0;
           status = check(done);
@@ -448,7 +448,7 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
           status = UnavailableError(fmt::format("{} during lat: data connection closed by the peer", ctx.peer));
         } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
           if (wait.stopped()) status = CancelledError(fmt::format("{} during lat: {}", ctx.peer, kStopped));
-          else if (Clock::now() - last > ctx.local.io_timeout) {
+          else if (Clock::now() - idle.Since() > ctx.local.io_timeout) {
             status = DeadlineExceededError(fmt::format("{} during lat: no ping for {} ms (peer stalled or gone?)",
                                                        ctx.peer, ctx.local.io_timeout.count()));
           }

@@ -80,17 +80,17 @@ Status IdleCheck(Clock::time_point last_progress, const WaitContext& wait, const
 }  // namespace
 
 Status SendFull(int fd, const char* data, size_t len, const WaitContext& wait, const char* phase) {
-  auto last = Clock::now();
+  IdleSince idle;
   while (len > 0) {
     ssize_t n = ::send(fd, data, len, MSG_NOSIGNAL);
     if (n > 0) {
       data += n;
       len -= static_cast<size_t>(n);
-      if (len > 0) last = Clock::now();
+      idle.Progress();
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-      RETURN_IF_ERROR(IdleCheck(last, wait, phase, "sending"));
+      RETURN_IF_ERROR(IdleCheck(idle.Since(), wait, phase, "sending"));
       continue;
     }
     return ErrnoError(errno, fmt::format("{} during {}: send on a data connection", wait.peer, phase));
@@ -99,20 +99,20 @@ Status SendFull(int fd, const char* data, size_t len, const WaitContext& wait, c
 }
 
 Status RecvFull(int fd, char* data, size_t len, const WaitContext& wait, const char* phase) {
-  auto last = Clock::now();
+  IdleSince idle;
   while (len > 0) {
     ssize_t n = ::recv(fd, data, len, MSG_WAITALL);
     if (n > 0) {
       data += n;
       len -= static_cast<size_t>(n);
-      if (len > 0) last = Clock::now();
+      idle.Progress();
       continue;
     }
     if (n == 0) {
       return UnavailableError(fmt::format("{} during {}: data connection closed by the peer", wait.peer, phase));
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-      RETURN_IF_ERROR(IdleCheck(last, wait, phase, "receiving"));
+      RETURN_IF_ERROR(IdleCheck(idle.Since(), wait, phase, "receiving"));
       continue;
     }
     return ErrnoError(errno, fmt::format("{} during {}: recv on a data connection", wait.peer, phase));

@@ -8,13 +8,47 @@
 #include <thread>
 #include <vector>
 
+#include "base/fd.h"
 #include "perf/engine.h"
 #include "perf/server.h"
+#include "perf/tcp_internal.h"
 
 namespace fabcheck::perf {
 namespace {
 
 using namespace std::chrono_literals;
+
+// The data path reads no clock while calls complete; a peer that stops
+// mid-message must still end the call at the idle timeout, naming the peer.
+TEST(TcpIdleTest, APeerThatStopsMidMessageEndsTheCallAtTheIdleTimeout) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd ours(sv[0]), theirs(sv[1]);
+  ASSERT_TRUE(SetIoTimeout(ours.get(), tcp::kIdleSlice).ok());
+  tcp::WaitContext wait;
+  wait.idle_timeout = 300ms;
+  wait.peer = "peer-x";
+
+  ASSERT_EQ(::send(theirs.get(), "abcd", 4, 0), 4);  // half a ping, then nothing
+  char buf[8];
+  auto start = std::chrono::steady_clock::now();
+  Status received = tcp::RecvFull(ours.get(), buf, sizeof buf, wait, "lat pong");
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(received.code(), StatusCode::kDeadlineExceeded) << received.message();
+  EXPECT_NE(received.message().find("peer-x during lat pong: no progress"), std::string::npos) << received.message();
+  EXPECT_GE(took, 300ms - tcp::kIdleSlice);
+  EXPECT_LT(took, 3s);
+
+  // A reader that stops: the send fills the socket buffers, then times out.
+  std::vector<char> big(64 << 20);
+  start = std::chrono::steady_clock::now();
+  Status sent = tcp::SendFull(ours.get(), big.data(), big.size(), wait, "bw send");
+  took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(sent.code(), StatusCode::kDeadlineExceeded) << sent.message();
+  EXPECT_NE(sent.message().find("peer-x during bw send: no progress"), std::string::npos) << sent.message();
+  EXPECT_GE(took, 300ms - tcp::kIdleSlice);
+  EXPECT_LT(took, 3s);
+}
 
 class LoopbackTest : public ::testing::Test {
  protected:
