@@ -142,6 +142,7 @@ void Evidence::AddSide(const model::SweepPairResult& t, int me, int other) {
         }
       }
     }
+    // Loss on a path through the spines may be theirs: the cable is judged by tests inside its leaf.
     if (leaf_[Slot(t.a, t.rail)] == leaf_[Slot(t.b, t.rail)]) {
       ++x.intra_tests;
       if (t.loss && *t.loss >= 1e-4) ++x.lossy;

@@ -269,7 +269,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Integer("--path-hops", o->path_hops,
             "Tests between leaves on a rail whose spines list addresses in the fabric file: trace each flow's "
             "routers with TTLs 1..N on its own 5-tuple (TCP SYN probes, no privilege) to learn which spine it "
-            "crossed (0: off; 2 finds the spine of a two-tier Clos with routed or bridged leaves)",
+            "crossed (0: off; 2 finds the spine of a two-tier Clos with routed or bridged leaves; with core "
+            "addresses in the file, at least 4: spine, core and the far pod's spine of a flow between pods)",
             0, 16);
   t.Integer("--peers", o->peers, "k-random: peers per node", 1, 1 << 20);
   t.Count("--seed", o->seed, "k-random: seed, to repeat a sweep", 0, uint64_t{1} << 62);
