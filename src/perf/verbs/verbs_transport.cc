@@ -142,7 +142,7 @@ model::PerfEndpoint VerbsTransport::Describe() const {
                                 qp_list_.size(), params_.use_cm ? " via rdma_cm" : "", tx_depth_, signal_interval_,
                                 granted_inline_, read_depth_));
   if (params_.test == model::PerfTest::kKv && region_) {
-    e.notes.push_back(fmt::format("kv: {} of {} pages ({} B), RDMA WRITE per page in chains of up to 16, "
+    e.notes.push_back(fmt::format("kv: {} of {} pages ({} B), one RDMA WRITE per page and post, "
                                   "WRITE_WITH_IMM per layer",
                                   local_.role == Role::kServer ? "destination pool" : "source",
                                   local_.role == Role::kServer ? params_.kv.pool_pages : KvSourcePages(params_),
