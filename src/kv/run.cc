@@ -89,6 +89,11 @@ Result<model::KvResult> Run(const RunOptions& o) {
       f.gbps = base.results[0].bw->avg_gbps;
       f.gbytes_per_s = f.gbps / 8;
     }
+    // Never a ratio against nothing: an L3 run that moved nothing says so.
+    if (f.error.empty() && !(f.gbps > 0)) {
+      f.error = fmt::format("the L3 {} run at {} measured no bandwidth (check the pair with fabcheck perf run)",
+                            f.op, FormatSize(f.size));
+    }
     f.cpu_s_per_gb_client = CpuSecondsPerGb(base.client.cpu, f.gbytes_per_s);
     f.cpu_s_per_gb_server = CpuSecondsPerGb(base.server_side.cpu, f.gbytes_per_s);
     r.l3 = f;

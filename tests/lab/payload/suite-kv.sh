@@ -42,6 +42,13 @@ while [ "$rep" -le "$reps" ]; do
     fail "perftest ib_write_bw at the kv page size: $(tail -2 /tmp/pt_kv_write_bw.log | tr '\n' ' ')"
   fi
   fc_kv run --requests "$requests" --warmup 1 --l3-duration 3
+  if { [ "$KV_RC" = 0 ] || [ "$KV_RC" = 1 ]; } && [ -z "$(jget /tmp/kv_run.json ratio_to_l3)" ]; then
+    # Its L3 run failed (rxe under emulation on a loaded host can stall past
+    # the retry limit): that is the rung below failing, not the transfer.
+    # Once more, saying so; a second failure fails the check below.
+    say "kv: the L3 run beside the transfer failed ($(jget /tmp/kv_run.json l3.error)); running the rep once more"
+    fc_kv run --requests "$requests" --warmup 1 --l3-duration 3
+  fi
   if [ "$KV_RC" = 0 ] || [ "$KV_RC" = 1 ]; then
     gbps=$(jget /tmp/kv_run.json kv.gbps)
     l3=$(jget /tmp/kv_run.json l3.gbps)
@@ -63,7 +70,7 @@ while [ "$rep" -le "$reps" ]; do
       pass "kv over verbs: $got requests, $pages page writes, $notes layer notifications" ||
       fail "kv over verbs: requests '$got' pages '$pages' notifications '$notes' (want $requests, $want_pages, $((requests * 8)))"
     awk -v r="$ratio" 'BEGIN { exit !(r > 0) }' && pass "kv over verbs: ratio to L3 $ratio" ||
-      fail "kv over verbs: no ratio to L3 ('$ratio'): $(tail -2 /tmp/kv_run.err | tr '\n' ' ')"
+      fail "kv over verbs: no ratio to L3 ('$ratio'): the L3 run: '$(jget /tmp/kv_run.json l3.error)'"
   else
     fail "kv over verbs (exit $KV_RC): $(tail -3 /tmp/kv_run.err | tr '\n' ' ')"
   fi
