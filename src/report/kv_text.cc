@@ -153,7 +153,12 @@ std::string FormatKvFan(const model::KvFanResult& r) {
   }
   if (!r.findings.empty()) {
     out += "findings:\n";
-    for (const auto& f : r.findings) out += FormatFindingLines(f);
+    // Each under its transfer's pair (the object starts with it), so several
+    // alike findings stay apart.
+    for (const auto& f : r.findings) {
+      out += fmt::format("  {}\n", f.object.substr(0, f.object.find(": ")));
+      out += FormatFindingLines(f);
+    }
   }
   return out;
 }

@@ -5,6 +5,7 @@
 
 #include "kv/fan.h"
 #include "kv/sizing.h"
+#include "report/kv_text.h"
 #include "sweep/agent.h"
 
 namespace fabcheck::kv {
@@ -76,6 +77,9 @@ TEST_F(KvFanTest, FanInTwoPrefillMembersIntoOneDecode) {
   ASSERT_TRUE(r->ratio_to_l3);
   EXPECT_NEAR(*r->ratio_to_l3, sum / l3, 1e-9);
   EXPECT_TRUE(r->ok());
+  const std::string text = report::FormatKvFan(*r);
+  EXPECT_NE(text.find("fan-in through member0, 2 transfer(s) at once"), std::string::npos) << text;
+  EXPECT_NE(text.find("member2          member0"), std::string::npos) << text;
 }
 
 TEST_F(KvFanTest, FanOutOneMemberIntoEveryOther) {
