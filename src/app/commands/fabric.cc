@@ -47,7 +47,12 @@ void PrintSummary(const fabric::Fabric& f, std::ostream& out) {
     out << "  rail " << r << ": " << index.leaf_count(r) << " leaves (" << smallest << ".." << largest
         << " members each), " << (index.spines(r).empty() ? std::string("spines unknown")
                                                            : std::to_string(index.spines(r).size()) + " spines")
-        << (index.knows_routers(r) ? " with router addresses (flow paths can be traced)" : "") << "\n";
+        << (index.cores(r).empty() ? std::string() : ", " + std::to_string(index.cores(r).size()) + " cores")
+        << (index.knows_routers(r) ? " with router addresses (flow paths can be traced" : "")
+        << (index.knows_routers(r) && index.knows_core_routers(r) ? ", through the cores)"
+            : index.knows_routers(r)                               ? ")"
+                                                                   : "")
+        << "\n";
   }
 }
 
