@@ -109,7 +109,8 @@ TEST(ThreeTier, FaultsOnEveryTierArePinnedToTheirElement) {
 // spine-core link as the ring loads the uplinks.
 TEST(ThreeTier, AdaptiveLoadsTheCoresAndNamesTheirFaults) {
   ClosOptions big;
-  big.nodes = 2048;  // 64 leaves of 32: 4 pods of 16 leaves, 8 spines each
+  big.nodes = 512;  // 64 leaves of 8: 4 pods of 16 leaves, 8 spines each
+  big.nodes_per_leaf = 8;
   big.rails = 1;
   big.pods = 4;
   big.spines = 8;
