@@ -100,6 +100,21 @@ Result<model::KvSizing> Sizing(const SizeArgs& a) {
   return kv::ComputeSizing(m, a.tp, a.page, a.tokens);
 }
 
+// A run that could not be made: the error on stderr and, with --json, as a
+// result of `schema` with ok false; a usage error exits as one.
+int RunFailed(const Status& status, const char* schema, bool json) {
+  std::cerr << "fabcheck kv run: " << status.message() << "\n";
+  if (json) {
+    std::cout << ToJsonText(nlohmann::json{{"schema", schema},
+                                           {"ok", false},
+                                           {"error", status.message()},
+                                           {"code", StatusCodeName(status.code())}},
+                            2)
+              << "\n";
+  }
+  return status.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitError;
+}
+
 int RunModels(bool json) {
   std::vector<model::KvModel> models;
   for (const auto& p : kv::Presets()) models.push_back(p.model);
@@ -152,16 +167,7 @@ int RunFanCommand(const KvArgs& a, const kv::RunOptions& run) {
   o.progress = run.progress;
   auto result = kv::RunFan(o);
   if (!result.ok()) {
-    std::cerr << "fabcheck kv run: " << result.status().message() << "\n";
-    if (a.json) {
-      std::cout << ToJsonText(nlohmann::json{{"schema", model::kKvFanSchema},
-                                             {"ok", false},
-                                             {"error", result.status().message()},
-                                             {"code", StatusCodeName(result.status().code())}},
-                              2)
-                << "\n";
-    }
-    return result.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitError;
+    return RunFailed(result.status(), model::kKvFanSchema, a.json);
   }
   if (a.json) {
     std::cout << ToJsonText(nlohmann::json(*result), 2) << "\n";
@@ -249,16 +255,7 @@ int RunKv(const KvArgs& a, const CLI::App& cmd) {
   if (!a.agents.empty()) return RunFanCommand(a, o);
   auto result = kv::Run(o);
   if (!result.ok()) {
-    std::cerr << "fabcheck kv run: " << result.status().message() << "\n";
-    if (a.json) {
-      std::cout << ToJsonText(nlohmann::json{{"schema", model::kKvSchema},
-                                             {"ok", false},
-                                             {"error", result.status().message()},
-                                             {"code", StatusCodeName(result.status().code())}},
-                              2)
-                << "\n";
-    }
-    return result.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitError;
+    return RunFailed(result.status(), model::kKvSchema, a.json);
   }
   if (a.json) {
     std::cout << ToJsonText(nlohmann::json(*result), 2) << "\n";
