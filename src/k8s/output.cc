@@ -178,9 +178,10 @@ const SarifCatalog& Catalog() {
 
 }  // namespace
 
-json FormatSarif(const LintResult& result) {
+SarifFindings FormatSarifFindings(const LintResult& result) {
   const SarifCatalog& catalog = Catalog();
-  json results = json::array();
+  SarifFindings out;
+  out.results = json::array();
   // Suppressed findings stay in the log, marked as suppressed in source
   // (the annotation) with its reason, as SARIF viewers expect.
   std::vector<const LintedFinding*> all;
@@ -190,8 +191,9 @@ json FormatSarif(const LintResult& result) {
     const LintedFinding& lf = *lfp;
     const auto& f = lf.finding;
     std::string text = f.object + ": " + f.message + ". Fix: " + f.remedy;
+    auto index = catalog.index.find(f.id);
     json r = {{"ruleId", f.id},
-              {"ruleIndex", catalog.index.count(f.id) ? catalog.index.at(f.id) : -1},
+              {"ruleIndex", index != catalog.index.end() ? index->second : -1},
               {"level", SarifLevel(lf.level)},
               {"message", {{"text", text}}}};
     if (f.location && !f.location->file.empty()) {
@@ -208,19 +210,24 @@ json FormatSarif(const LintResult& result) {
     if (!lf.suppressed_by.empty()) {
       r["suppressions"] = json::array({{{"kind", "inSource"}, {"justification", lf.suppressed_by}}});
     }
-    results.push_back(std::move(r));
+    out.results.push_back(std::move(r));
   }
-  json artifacts = json::array();
-  for (const auto& file : result.set->files) artifacts.push_back({{"location", {{"uri", FileUri(file)}}}});
+  out.artifacts = json::array();
+  for (const auto& file : result.set->files) out.artifacts.push_back({{"location", {{"uri", FileUri(file)}}}});
+  return out;
+}
+
+json FormatSarif(const LintResult& result) {
+  SarifFindings findings = FormatSarifFindings(result);
   json run = {{"tool",
                {{"driver",
                  {{"name", "fabcheck"},
                   {"semanticVersion", kVersion},
-                  {"rules", catalog.rules}}}}},
-              {"artifacts", std::move(artifacts)},
+                  {"rules", Catalog().rules}}}}},
+              {"artifacts", std::move(findings.artifacts)},
               {"columnKind", "unicodeCodePoints"},
               {"invocations", json::array({{{"executionSuccessful", true}}})},
-              {"results", std::move(results)}};
+              {"results", std::move(findings.results)}};
   return json{{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({std::move(run)})}};
 }
 

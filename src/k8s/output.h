@@ -18,6 +18,14 @@ std::string FormatText(const LintResult& result, bool verbose);
 nlohmann::json FormatJson(const LintResult& result);
 // SARIF 2.1.0: one run, the rule catalog as tool.driver.rules, one result per finding.
 nlohmann::json FormatSarif(const LintResult& result);
+// The part of that log the result decides: runs[0].results and
+// runs[0].artifacts. The rest (the rule catalog, the tool) is the same for
+// every result; the fuzzer renders only this part.
+struct SarifFindings {
+  nlohmann::json results;
+  nlohmann::json artifacts;
+};
+SarifFindings FormatSarifFindings(const LintResult& result);
 
 // The catalog: Markdown (docs/k8s-rules.md), JSON, or a short table.
 std::string RulesMarkdown();
