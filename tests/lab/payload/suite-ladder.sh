@@ -2,9 +2,11 @@
 # the client VM runs `fabcheck ladder` over them, and L3 must run over verbs
 # between the two rxe devices and count as RDMA: every pair "verbs", rdma
 # true, and the rung's verdict pass. Soft-RoCE between emulated VMs carries
-# tens of Mb/s on a port that says 2.5 Gb/s (virtio), so the pass line is
-# lowered to 1% (--pass-fraction 0.01): the suite proves the path, not the
-# figure. One direction takes ~27 s here (TCG, a 23 ms link): --test-timeout.
+# 20-60 Mb/s on a port that says 2.5 Gb/s (virtio), depending on the host's
+# load, so the pass line is lowered to 0.1% (--pass-fraction 0.001): the
+# suite proves the path, not the figure (at 1%, 25 Mb/s, a direction at
+# 22 Mb/s failed a run on a busy host). One direction takes ~27 s here (TCG,
+# a 23 ms link): --test-timeout.
 if ! fabcheck_has ladder; then
   skip "ladder: this build has no ladder command"
 else
@@ -32,7 +34,7 @@ else
     fail "ladder: the server VM's agent did not answer at $LAB_IP_B:$AGENT_PORT"
   else
     timeout 400 "$FABCHECK" ladder --agents "$LAB_IP_A:$AGENT_PORT,$LAB_IP_B:$AGENT_PORT" --rungs L2.path,L3 \
-      --pass-fraction 0.01 --test-timeout 120s --bw-size 64K --no-snapshot --out /tmp/ladder-bundle --json \
+      --pass-fraction 0.001 --test-timeout 120s --bw-size 64K --no-snapshot --out /tmp/ladder-bundle --json \
       >/tmp/ladder.json 2>/tmp/ladder.err
     rc=$?
     say "ladder exit $rc: $(tail -2 /tmp/ladder.err | tr '\n' ' ')"

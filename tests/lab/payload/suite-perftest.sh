@@ -5,11 +5,20 @@ size=$(param size 65536)
 iters=$(param iters 500)
 lat_iters=$(param lat_iters 500)
 for t in write read send; do
-  if pt_pair "pt_${t}_bw" "ib_${t}_bw" -s "$size" -n "$iters" --report_gbits -F; then
+  # perftest prints 0.00 when its run collapsed (retries under heavy host
+  # load: one ib_read_bw in a busy CI run); such a run is measured once more,
+  # and a second collapse fails.
+  for try in 1 2; do
+    ok=0
+    pt_pair "pt_${t}_bw" "ib_${t}_bw" -s "$size" -n "$iters" --report_gbits -F || break
+    ok=1
     bw=$(perftest_field "/tmp/pt_${t}_bw.log" "$size" 4)
+    awk -v b="$bw" 'BEGIN { exit !(b > 0) }' && break
+    [ "$try" = 1 ] && say "perftest ib_${t}_bw measured '$bw' Gb/s (its run collapsed): once more"
+  done
+  if [ "$ok" = 1 ]; then
     say "perftest ib_${t}_bw $size B: $bw Gb/s"
     result "perftest.${t}_bw.$size" "$bw"
-    # perftest prints 0.00 when its run collapsed (retries under heavy host load).
     awk -v b="$bw" 'BEGIN { exit !(b > 0) }' && pass "perftest ib_${t}_bw" || fail "perftest ib_${t}_bw measured '$bw' Gb/s"
   else
     fail "perftest ib_${t}_bw: $(tail -2 /tmp/pt_${t}_bw.log | tr '\n' ' ')"
