@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Configures and builds fabcheck and its tests into BUILD_DIR (default: build).
+# Configures and builds fabcheck and its tests into BUILD_DIR (default: build),
+# through ccache when it is installed (scripts/ccache-env.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "$@" >/dev/null
+. scripts/ccache-env.sh
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${FABCHECK_CCACHE[@]}" "$@" >/dev/null
 cmake --build "$build_dir" -j "${JOBS:-$(nproc)}"

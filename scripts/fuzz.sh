@@ -52,11 +52,10 @@ if [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.
   exit 1
 fi
 
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+. scripts/ccache-env.sh
 cmake -S . -B "$fuzz_dir" -G Ninja -DFABCHECK_FUZZ=ON -DCMAKE_BUILD_TYPE=None \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
-  "${launcher[@]}" >/dev/null
+  "${FABCHECK_CCACHE[@]}" >/dev/null
 start=$(date +%s)
 # -k 0: a target that does not build (a parser changed its API, or code clang
 # 14 rejects) must not keep the others from running; it is reported below.

@@ -8,7 +8,8 @@
 #
 # A finding fails the run. Suppressions live in scripts/sanitizers/, each with
 # the reason it is not a fabcheck bug. Build dirs: build-asan, build-tsan
-# (SANITIZE_DIR overrides).
+# (SANITIZE_DIR overrides). SANITIZE_STEP=build only builds, SANITIZE_STEP=test
+# only runs the tests of an earlier build (test.sh times them apart).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:-asan}"
@@ -37,28 +38,36 @@ esac
 # TSan covers the suites of the threaded code only: its 5-15x slowdown on
 # every other test buys nothing there.
 tsan_targets=(net_test control_test sweep_test coll_test telemetry_serving_test)
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+step="${SANITIZE_STEP:-all}"
+case "$step" in all | build | test) ;; *) echo "sanitize: SANITIZE_STEP must be all, build or test" >&2; exit 64 ;; esac
+. scripts/ccache-env.sh
 # ASan at -O0 compiles a third faster than at -O1 (the build is most of this
 # stage's time; the tests wait on sockets more than they compute). TSan
 # needs -O1 to run at a usable speed.
 opt="-O0 -g1"
 [ "$mode" = tsan ] && opt="-O1 -g1"
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$opt" \
-  -DFABCHECK_SANITIZE="$flags" "${launcher[@]}" >/dev/null
-start=$(date +%s)
+if [ "$step" != test ]; then
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$opt" \
+    -DFABCHECK_SANITIZE="$flags" "${FABCHECK_CCACHE[@]}" >/dev/null
+fi
+built=()
 if [ "$mode" = tsan ]; then
-  built=()
   # Read whole: grep -q would stop early and, under pipefail, fail the pipe.
   targets_known=$(cmake --build "$dir" --target help)
   for t in "${tsan_targets[@]}"; do
     if grep -q "^$t:" <<<"$targets_known"; then built+=("$t"); fi
   done
-  cmake --build "$dir" -j "${JOBS:-$(nproc)}" --target "${built[@]}"
-else
-  cmake --build "$dir" -j "${JOBS:-$(nproc)}"
 fi
-echo "sanitize $mode: built in $(( $(date +%s) - start )) s"
+if [ "$step" != test ]; then
+  start=$(date +%s)
+  if [ "$mode" = tsan ]; then
+    cmake --build "$dir" -j "${JOBS:-$(nproc)}" --target "${built[@]}"
+  else
+    cmake --build "$dir" -j "${JOBS:-$(nproc)}"
+  fi
+  echo "sanitize $mode: built in $(( $(date +%s) - start )) s"
+  [ "$step" = build ] && exit 0
+fi
 start=$(date +%s)
 if [ "$mode" = tsan ]; then
   # The built suites' executables, each on its own (ctest would also list the
