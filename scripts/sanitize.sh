@@ -46,9 +46,12 @@ case "$step" in all | build | test) ;; *) echo "sanitize: SANITIZE_STEP must be 
 # needs -O1 to run at a usable speed.
 opt="-O0 -g1"
 [ "$mode" = tsan ] && opt="-O1 -g1"
+# Unity batches (CMakeLists.txt: FABCHECK_UNITY) compile the heavy headers'
+# templates once per 16 files; FABCHECK_UNITY=OFF builds file by file.
+unity="${FABCHECK_UNITY:-ON}"
 if [ "$step" != test ]; then
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="$opt" \
-    -DFABCHECK_SANITIZE="$flags" "${FABCHECK_CCACHE[@]}" >/dev/null
+    -DFABCHECK_SANITIZE="$flags" -DFABCHECK_UNITY="$unity" "${FABCHECK_CCACHE[@]}" >/dev/null
 fi
 built=()
 if [ "$mode" = tsan ]; then
@@ -61,7 +64,14 @@ fi
 if [ "$step" != test ]; then
   start=$(date +%s)
   if [ "$mode" = tsan ]; then
-    cmake --build "$dir" -j "${JOBS:-$(nproc)}" --target "${built[@]}"
+    target_args=("${built[@]}")
+  else
+    target_args=()
+  fi
+  if [ "$unity" = ON ]; then
+    ./scripts/unity-build.sh "$dir" "${target_args[@]}"  # recovers from batches whose files clash
+  elif [ ${#target_args[@]} -gt 0 ]; then
+    cmake --build "$dir" -j "${JOBS:-$(nproc)}" --target "${target_args[@]}"
   else
     cmake --build "$dir" -j "${JOBS:-$(nproc)}"
   fi

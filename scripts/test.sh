@@ -28,18 +28,18 @@ esac
 # take most of a cold run and little of a warm one (ccache); the tests, the
 # lab and the fuzz runs cost the same every time.
 stage_budgets="
-install 60 30
-build 840 120
-unit 270 240
-netns 120 110
-lab 300 300
-package 240 200
-tsan-build 250 30
-tsan-tests 60 60
-asan-build 520 40
-asan-tests 170 150
-fuzz-build 360 30
-fuzz-run 70 70
+install 30 5
+build 720 60
+unit 220 150
+netns 120 90
+lab 420 300
+package 180 90
+tsan-build 160 15
+tsan-tests 60 40
+asan-build 360 30
+asan-tests 150 70
+fuzz-build 210 10
+fuzz-run 70 40
 "
 budget_of() {
   awk -v s="$1" -v k="$budget_kind" '$1 == s {print (k == "cold") ? $2 : $3}' <<<"$stage_budgets"
@@ -110,11 +110,17 @@ print_table() {
 
 # From scratch, except the Debian packages the packaging tests download
 # (BUILD_DIR/image-cache): a clean checkout (CI) downloads them once per run.
+# Debug info is line tables only (-g1: backtraces, gdb's lines; the packages
+# are stripped anyway): full -g doubles the compile time at -O2 with the
+# variable tracking no test reads. Unity batches (FABCHECK_UNITY=ON, the
+# default; docs/testing.md) compile the heavy headers' templates once per 16
+# files; files that clash in a batch are compiled on their own, with a
+# warning (scripts/unity-build.sh).
 clean_build_dir() {
   if [ -d "$BUILD_DIR" ]; then
     find "$BUILD_DIR" -mindepth 1 -maxdepth 1 ! -name image-cache -exec rm -rf {} +
   fi
-  ./scripts/build.sh
+  ./scripts/build.sh -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DFABCHECK_UNITY="${FABCHECK_UNITY:-ON}"
 }
 # ctest_group LABEL-REGEX [ctest arguments]: the normal build's tests of
 # those labels (ctest -L), as one ctest run.
