@@ -7,7 +7,7 @@
 # leaks) do not compile together although each compiles alone. When batches
 # fail, the files named in their errors are compiled on their own
 # (FABCHECK_UNITY_SKIP, a CMake list kept in DIR's cache) and the build runs
-# again, at most three times (then file by file, FABCHECK_UNITY=OFF); a file
+# again, at most five times (then file by file, FABCHECK_UNITY=OFF); a file
 # that fails on its own too is a compile error, and fails the build. Files listed in cmake/unity-skip.txt are known
 # to clash and always compiled on their own.
 set -euo pipefail
@@ -18,9 +18,9 @@ targets=()
 [ $# -gt 0 ] && targets=(--target "$@")
 log="$dir/unity-build.log"
 root="$PWD"
-for attempt in 1 2 3 4; do
-  if [ "$attempt" = 4 ]; then
-    echo "unity-build: WARNING: batches still clash after three rounds; building file by file" >&2
+for attempt in 1 2 3 4 5 6; do
+  if [ "$attempt" = 6 ]; then
+    echo "unity-build: WARNING: batches still clash after five rounds; building file by file" >&2
     cmake "$dir" -DFABCHECK_UNITY=OFF >/dev/null
     exec cmake --build "$dir" -j "${JOBS:-$(nproc)}" "${targets[@]}"
   fi
