@@ -9,7 +9,38 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-BUILD_DIR="${BUILD_DIR:-build}" ./scripts/build.sh >/dev/null
+
+# The build: a fresh machine compiles for about ten minutes. One line per tenth
+# of the work (and at least one a minute) says how far it is; the full compiler
+# output goes to a log, whose end is shown if the build fails.
+build_dir="${BUILD_DIR:-build}"
+mkdir -p "$build_dir"
+build_log="$build_dir/build.log"
+echo "== Building fabcheck (full output: $build_log) =="
+build_progress() {
+  local start=$SECONDS last_step=-1 last_time=$SECONDS line done total pct step
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$build_log"
+    [[ $line =~ ^\[([0-9]+)/([0-9]+)\] ]] || continue
+    done=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+    pct=$((done * 100 / total)) step=$((done * 10 / total))
+    if [ "$step" -ne "$last_step" ] || [ $((SECONDS - last_time)) -ge 60 ] || [ "$done" -eq "$total" ]; then
+      printf '  build: %3d%%  %4d/%d steps  %dm%02ds\n' "$pct" "$done" "$total" \
+        $(((SECONDS - start) / 60)) $(((SECONDS - start) % 60))
+      last_step=$step last_time=$SECONDS
+    fi
+  done
+}
+: >"$build_log"
+set +e
+BUILD_DIR="$build_dir" ./scripts/build.sh 2>&1 | build_progress
+build_rc=${PIPESTATUS[0]}
+set -e
+if [ "$build_rc" -ne 0 ]; then
+  echo "build failed (exit $build_rc); the end of $build_log:" >&2
+  tail -n 40 "$build_log" >&2
+  exit "$build_rc"
+fi
 bin="${BUILD_DIR:-build}/src/app/fabcheck"
 "$bin" version
 
