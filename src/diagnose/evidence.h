@@ -13,6 +13,8 @@
 #include "fabcheck/model/diagnose.h"
 #include "fabcheck/model/finding.h"
 #include "fabcheck/model/kv.h"
+#include "logs/nccl_inspector.h"
+#include "logs/nccl_ras.h"
 
 namespace fabcheck::diagnose {
 
@@ -66,6 +68,18 @@ struct KvEvidence {
   model::KvResult result;
 };
 
+// An NCCL RAS report (ncclras text output).
+struct RasEvidence {
+  std::string source;
+  logs::RasReport report;
+};
+
+// NCCL Inspector output: per rank, per collective bus bandwidth.
+struct InspectorEvidence {
+  std::string source;
+  logs::InspectorFile file;
+};
+
 struct DoctorEvidence {
   std::string source;
   std::string host;
@@ -87,6 +101,8 @@ struct Evidence {
   std::vector<CollEvidence> colls;
   std::vector<DoctorEvidence> doctors;
   std::vector<KvEvidence> kvs;
+  std::vector<RasEvidence> ras;
+  std::vector<InspectorEvidence> inspector;
   std::vector<Member> members;
   double line_gbps = 0;  // --line-rate: the port rate when no input says it
   std::string bundle;    // the ladder bundle's path, "" when none

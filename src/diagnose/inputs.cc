@@ -17,6 +17,9 @@
 #include "fabcheck/model/doctor.h"
 #include "fabcheck/model/perf.h"
 #include "logs/nccl_log.h"
+#include "logs/nccl_inspector.h"
+#include "logs/nccl_ras.h"
+#include "logs/sniff.h"
 #include "sys/infiniband.h"
 
 namespace fabcheck::diagnose {
@@ -145,18 +148,46 @@ void Loader::File(const std::string& path, const std::string& source) {
     Record(path, "gzip", "compressed, and neither a ladder bundle nor a fabcheck snapshot: decompress it first");
     return;
   }
-  if (!trimmed.empty() && (trimmed[0] == '{' || trimmed[0] == '[') && path != "-") {
+  // NCCL Inspector output: JSON objects one after another (not one document).
+  if (logs::LooksLikeInspectorJson(head)) {
+    auto text = ReadFileBounded(path, 1ull << 30);
+    if (!text.ok()) {
+      Record(path, "nccl-inspector", text.status().message());
+      return;
+    }
+    auto parsed = logs::ParseInspectorJson(*text);
+    bool any = !parsed.records.empty();
+    ev.inspector.push_back({source, std::move(parsed)});
+    Record(source, "nccl-inspector", any ? "read" : "no collective records in it");
+    return;
+  }
+  // By content: NCCL lines behind a leading '[' (launcher prefixes, timestamps) are a log.
+  if (logs::SniffText(head) == logs::TextKind::kJson) {
     auto text = ReadFileBounded(path, 256ull << 20);
     if (!text.ok()) {
       Record(path, "json", text.status().message());
       return;
     }
     json j = json::parse(*text, nullptr, false);
-    if (j.is_discarded()) {
+    if (!j.is_discarded()) {
+      Json(source, j);
+      return;
+    }
+    // An object that does not parse is a broken document; an array start that
+    // does not parse is most likely bracketed log lines: read it as a log.
+    if (trimmed[0] == '{') {
       Record(path, "json", "not valid JSON (is it a fabcheck --json output?)");
       return;
     }
-    Json(source, j);
+  }
+  if (logs::LooksLikeRasText(head)) {
+    auto text = ReadFileBounded(path, 256ull << 20);
+    if (!text.ok()) {
+      Record(path, "nccl-ras", text.status().message());
+      return;
+    }
+    ev.ras.push_back({source, logs::ParseRasText(*text)});
+    Record(source, "nccl-ras", "read");
     return;
   }
   if (LooksLikeMetrics(head) && path != "-") {

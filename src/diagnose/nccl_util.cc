@@ -34,6 +34,13 @@ bool NeedsNetwork(const model::NcclLogSummary& log) {
   return false;
 }
 
+NetworkNeed NetworkNeedOf(const model::NcclLogSummary& log) {
+  if (NeedsNetwork(log)) return NetworkNeed::kNeeded;
+  if (log.nodes == 1) return NetworkNeed::kNotNeeded;
+  if (log.nodes == 0 && !log.connections.empty() && log.hosts.size() <= 1) return NetworkNeed::kNotNeeded;
+  return NetworkNeed::kUnknown;
+}
+
 std::string BootstrapAddress(const model::NcclLogSummary& log, const std::string& host) {
   auto it = log.bootstrap.find(host);
   if (it == log.bootstrap.end()) return "";

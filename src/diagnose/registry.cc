@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "logs/nccl_catalog.h"
+
 namespace fabcheck::diagnose {
 
 extern const Rule kNcclIbWcError, kNcclIbWcFlush, kNcclBootstrapConnect, kNcclVerbsCallFailed, kNcclPluginLoadFailed,
     kNcclPluginNetNotFound, kNcclPluginUsed, kNcclNetSocket, kNcclEnvIbDisable, kNcclNetIbNoDevice,
     kNcclEnvP2pDisable, kNcclGdrDisabled, kNcclGdrHcaDisabled, kNcclGdrNotUsed, kNcclFeatures, kNcclHangTimeout,
-    kNcclVersionMismatch, kNcclWarn, kNcclLogNoTransport, kNcclLogIncomplete, kNcclTransport, kInputBinary;
+    kNcclVersionMismatch, kNcclBootstrapInterface, kNcclEnvSettings, kNcclRasUnreachable, kNcclInspectorSlowRank, kNcclMessage, kNcclWarn, kNcclLogNoTransport, kNcclLogIncomplete, kNcclTransport, kInputBinary;
 extern const Rule kCountersRetransmission, kCountersCompletionErrors, kCountersLinkErrors, kCountersDiscards,
     kCountersPause, kCountersEcnNoCnp, kCountersReset;
 extern const Rule kPerfTcpPlateau, kPerfLargeMessages, kPerfHalfRate;
@@ -19,7 +21,7 @@ const std::vector<const Rule*>& AllRules() {
       &kNcclIbWcError, &kNcclIbWcFlush, &kNcclBootstrapConnect, &kNcclVerbsCallFailed, &kNcclPluginLoadFailed,
       &kNcclPluginNetNotFound, &kNcclPluginUsed, &kNcclNetSocket, &kNcclEnvIbDisable, &kNcclNetIbNoDevice,
       &kNcclEnvP2pDisable, &kNcclGdrDisabled, &kNcclGdrHcaDisabled, &kNcclGdrNotUsed, &kNcclFeatures,
-      &kNcclHangTimeout, &kNcclVersionMismatch, &kNcclWarn, &kNcclLogNoTransport, &kNcclLogIncomplete,
+      &kNcclHangTimeout, &kNcclVersionMismatch, &kNcclBootstrapInterface, &kNcclEnvSettings, &kNcclRasUnreachable, &kNcclInspectorSlowRank, &kNcclMessage, &kNcclWarn, &kNcclLogNoTransport, &kNcclLogIncomplete,
       &kNcclTransport,
       // Counters over time.
       &kCountersRetransmission, &kCountersCompletionErrors, &kCountersLinkErrors, &kCountersDiscards,
@@ -41,6 +43,39 @@ const Rule* FindRule(std::string_view id) {
   return nullptr;
 }
 
+namespace {
+
+// The catalogue of NCCL's messages behind nccl.message: its families and how
+// many of NCCL's WARN sites it recognises, per subsystem.
+std::string NcclMessageCatalogMarkdown() {
+  const auto& catalog = logs::NcclMessageCatalog::Get();
+  std::string out =
+      "## NCCL's messages\n\n"
+      "`nccl.message` names every WARN line through fabcheck's catalogue of NCCL's messages (data/nccl-messages/, "
+      "compiled in): `formats.tsv` lists every WARN format of NCCL's source with its source file, subsystem, the "
+      "releases that print it and its family (made by `data/nccl-messages/extract.py` from a checkout of "
+      "NVIDIA/nccl); `families.json` gives each family its cause families, fix and next command. The source file "
+      "NCCL prints before `NCCL WARN` refines the family (a CUDA failure in `transport/nvls.cc` is an NVLS failure).\n\n";
+  out += fmt::format("Coverage of the WARN call sites of the newest release ({}): a line is generated from each "
+                     "site's format and classified; *recognised* = a family of the catalogue, *with a cause* = a "
+                     "family that names causes (not an internal consistency check).\n\n",
+                     catalog.extracted_from());
+  out += "| subsystem | WARN sites | recognised | with a cause |\n|---|---|---|---|\n";
+  for (const auto& c : catalog.CoverageAtNewest()) {
+    auto pct = [&](int n) { return c.sites > 0 ? 100.0 * n / c.sites : 0.0; };
+    out += fmt::format("| {} | {} | {} ({:.0f}%) | {} ({:.0f}%) |\n", c.subsystem, c.sites, c.recognised,
+                       pct(c.recognised), c.specific, pct(c.specific));
+  }
+  out += "\n| family | subsystem | what | first cause | next |\n|---|---|---|---|---|\n";
+  for (const auto& f : catalog.families()) {
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.id, f.subsystem, f.title,
+                       f.causes.empty() ? "" : f.causes.front(), f.next);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string CatalogMarkdown() {
   std::string out =
       "# fabcheck diagnose: rule catalog\n\n"
@@ -51,7 +86,18 @@ std::string CatalogMarkdown() {
       "(`high`, `medium`, `low`), its evidence (file:line, or a counter with its change over time), the likely "
       "causes ranked, the fix, and what to run next with the members filled in.\n"
       "Exit status of `fabcheck diagnose`: 0 nothing wrong, 1 warnings only, 2 any failure, 3 nothing could be read, "
-      "64 bad command line.\n";
+      "64 bad command line.\n\n"
+      "What a file is, is decided by its content, not its first character: NCCL or framework lines anywhere in "
+      "the first KiB make it a log even when every line starts with `[` (torchrun `[rank0]:` / `[trainer0|0]:`, "
+      "mpirun `--tag-output` `[1,0]<stdout>:`, kubectl `--prefix` `[pod/x/c]`, bracketed timestamps, NCCL 2.5's "
+      "` [0] NCCL INFO`); Slurm `srun -l` (`0: `) and Ray (`(pid=1, ip=...)`) prefixes are removed the same way. "
+      "An array start that is not valid JSON is read as a log; an object that is not valid JSON is reported.\n\n"
+      "NCCL RAS reports (`ncclras` text output, NCCL 2.24-2.30; read as schema `fabcheck.nccl-ras/v1`): the job "
+      "summary, processes RAS marks DEAD or INCOMPLETE (node, pid, GPU) and the ranks each incomplete communicator "
+      "misses; with a ladder bundle among the inputs, the node is named by its member. NCCL Inspector output (the "
+      "profiler plugin of NCCL 2.28.3+, `inspector_output_format_version` v4/v5: one JSON object per collective "
+      "with `header`, `metadata` and `coll_perf`): per communicator, operation and size, the rank whose bus "
+      "bandwidth is under 75% of the other ranks' median, with its host and pid (and member).\n";
   const char* group = "";
   for (const Rule* r : AllRules()) {
     if (std::string_view(group) != r->group) {
@@ -70,6 +116,7 @@ std::string CatalogMarkdown() {
     out += fmt::format("### {}\n\n**Fires when:** {}.\n\n**Why it matters:** {}\n\n**How to fix:** {}\n\n", r->id,
                        r->title, r->why, r->fix);
   }
+  out += NcclMessageCatalogMarkdown();
   return out;
 }
 

@@ -196,6 +196,24 @@ CleanLine Clean(std::string_view raw, std::string* scratch) {
         }
       }
       if (torch) continue;
+      // torchrun's --log-line-prefix-template and kin: "[trainer3]:", "[trainer0|0]:" (a
+      // name, no spaces, then "]:" at once; NCCL's own "[0] " has a space after it).
+      if (size_t close = s.find("]:"); close != std::string_view::npos && close > 1 && close < 64) {
+        std::string_view inner = s.substr(1, close - 1);
+        bool name = inner.find_first_of(" \t[]()") == std::string_view::npos && !IsDigit(inner[0]);
+        if (name) {
+          size_t end = inner.find_last_not_of("0123456789");
+          if (end != std::string_view::npos && end + 1 < inner.size() && inner.find('|') == std::string_view::npos) {
+            out.launcher_rank = ToInt(inner.substr(end + 1));
+          } else if (size_t bar = inner.find('|'); bar != std::string_view::npos) {
+            std::string_view left = inner.substr(0, bar);
+            size_t e = left.find_last_not_of("0123456789");
+            if (e != std::string_view::npos && e + 1 < left.size()) out.launcher_rank = ToInt(left.substr(e + 1));
+          }
+          s.remove_prefix(close + 2);
+          continue;
+        }
+      }
       // "[pod/NAME/CONTAINER] "
       if (s.substr(0, 5) == "[pod/") {
         size_t close = s.find(']');

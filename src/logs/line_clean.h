@@ -6,7 +6,7 @@
 // log collectors put in front:
 //   Open MPI --tag-output   "[1,3]<stdout>:"  "[1,3]<stderr>:"
 //   Slurm srun --label      "3: "
-//   torchrun / PyTorch      "[rank3]:"  "[default3]:"
+//   torchrun / PyTorch      "[rank3]:"  "[default3]:"  "[trainer3]:"  "[trainer0|0]:"
 //   Ray                     "(RayTrainWorker pid=123, ip=10.0.0.5) " and the
 //                           suffix " [repeated 7x across cluster]"
 //   kubectl logs --prefix   "[pod/trainer-0/pytorch] "

@@ -296,7 +296,53 @@ bool ParseFeature(ParserState& st, const LineContext& ctx, std::string_view mess
   return false;
 }
 
+// NCCL 2.29+ modes that go on without failing: a NIC-count mismatch accepted
+// (NCCL_IGNORE_NET_MISMATCH, on by default in 2.30), an IB port marked failed
+// (traffic moved to the other ports) and recovered.
+const std::regex kNetMismatch(R"(Detected mixed local Net device counts across ranks \(min (\d+), max (\d+)\))");
+const std::regex kRankNetCount(R"(^Rank (\d+) has (\d+) local Net devices \(max (\d+)\))");
+const std::regex kPortFailed(R"(Device (\d+) marked as failed)");
+const std::regex kPortRecovered(R"(Marking device (\d+) as recovered)");
+
+bool ParseSilentMode(ParserState& st, const LineContext& ctx, std::string_view message) {
+  Match m;
+  if (StartsWith(message, "Detected mixed local Net device counts") && Search(message, m, kNetMismatch)) {
+    bool ignored = message.find("Ignoring") != std::string_view::npos;
+    st.AddEvent(ctx, "net-count-mismatch", message,
+                {{"min", m[1].str()}, {"max", m[2].str()}, {"ignored", ignored ? "1" : "0"}});
+    return ignored;  // the failing (WARN) form stays a WARN for the catalogue too
+  }
+  if (StartsWith(message, "Rank ") && Search(message, m, kRankNetCount)) {
+    st.AddEvent(ctx, "net-count-rank", message, {{"rank", m[1].str()}, {"count", m[2].str()}, {"max", m[3].str()}});
+    return true;
+  }
+  if (StartsWith(message, "NET/IB") && (message.find("marked as failed") != std::string_view::npos ||
+                                         message.find("as recovered") != std::string_view::npos)) {
+    if (Search(message, m, kPortFailed)) {
+      st.AddEvent(ctx, "ib-port-failed", message, {{"device", m[1].str()}});
+      return true;
+    }
+    if (Search(message, m, kPortRecovered)) {
+      st.AddEvent(ctx, "ib-port-recovered", message, {{"device", m[1].str()}});
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+// NCCL's WARN text as a framework relayed it (without NCCL's prefix): an
+// event when a rule of the parser knows it, else a WARN like NCCL's own.
+void RelayWarn(ParserState& st, const LineContext& ctx_in, std::string_view what) {
+  LineContext warn = ctx_in;
+  warn.warn = true;
+  if (ParseEventLine(st, warn, what)) return;
+  if (st.summary.warnings.size() < kMaxWarnings) {
+    st.summary.warnings.push_back(fmt::format("{}:{}: {}", ctx_in.file, ctx_in.line, what));
+  }
+  st.AddEvent(warn, "warn", what, {{"text", std::string(what.substr(0, 200))}, {"source", ""}});
+}
 
 bool ParseEventLine(ParserState& st, const LineContext& ctx, std::string_view message) {
   if (message.find("Got completion") != std::string_view::npos) return ParseWc(st, ctx, message);
@@ -313,6 +359,7 @@ bool ParseEventLine(ParserState& st, const LineContext& ctx, std::string_view me
     return true;
   }
   if (ParseFeature(st, ctx, message)) return true;
+  if (!message.empty() && (message[0] == 'D' || message[0] == 'R' || message[0] == 'N') && ParseSilentMode(st, ctx, message)) return true;
   if (ctx.warn) {
     Match m;
     if (Search(message, m, kNcclError)) {
@@ -331,12 +378,18 @@ void ParseFrameworkLine(ParserState& st, const LineContext& ctx_in, std::string_
   // Frameworks relay NCCL's last error on its own line ("Last error:\n<NCCL's WARN text>").
   bool relayed = StartsWith(text, "socket") || StartsWith(text, "Call to ") || StartsWith(text, "NET/") ||
                  text.find("Last error:") != std::string_view::npos;
-  if (relayed && !nccl) {
+  // The line after a bare "Last error:" is NCCL's WARN text, whatever it starts with.
+  bool after_last_error = ctx_in.line == st.last_error_line + 1 && ctx_in.file == st.last_error_file;
+  // (the relayed text may name an NCCL function: "ncclSocketInit: connecting to ...")
+  if ((relayed && !nccl) || after_last_error) {
     std::string_view what = text;
     if (size_t at = what.find("Last error:"); at != std::string_view::npos) what = Trim(what.substr(at + 11));
-    LineContext warn = ctx_in;
-    warn.warn = true;
-    if (!what.empty()) ParseEventLine(st, warn, what);
+    if (what.empty() && text.find("Last error:") != std::string_view::npos) {
+      st.last_error_file = std::string(ctx_in.file);
+      st.last_error_line = ctx_in.line;
+      return;
+    }
+    if (!what.empty()) RelayWarn(st, ctx_in, what);
     return;
   }
   if (!nccl && !watchdog && !store) return;
@@ -391,9 +444,13 @@ void ParseFrameworkLine(ParserState& st, const LineContext& ctx_in, std::string_
     st.AddEvent(ctx, "nccl-error", text, {{"error", m[1].str()}, {"rank", std::to_string(torch_rank)}});
   } else if (size_t at = text.find("Last error:"); at != std::string_view::npos) {
     // "... NCCL version 2.20.5 ... Last error: NET/IB : Got completion ..." on one line.
-    LineContext warn = ctx;
-    warn.warn = true;
-    ParseEventLine(st, warn, Trim(text.substr(at + 11)));
+    std::string_view what = Trim(text.substr(at + 11));
+    if (what.empty()) {
+      st.last_error_file = std::string(ctx.file);
+      st.last_error_line = ctx.line;
+    } else {
+      RelayWarn(st, ctx, what);
+    }
   } else if (text.find("Got completion") != std::string_view::npos) {
     ParseWc(st, ctx, text);
   }

@@ -304,6 +304,23 @@ std::string NcclLogParser::State::ResolveGlued(std::string_view host, int pid) c
   return "";
 }
 
+// The "file.cc:line" NCCL prints before "NCCL WARN" (2.5+), with or without
+// the function after it ("misc/socket.cc:483 (socketStartConnect)"); "" when absent.
+static std::string WarnSource(std::string_view before) {
+  before = Trim(before);
+  if (!before.empty() && before.back() == ')') {
+    size_t open = before.rfind(" (");
+    if (open != std::string_view::npos) before = Trim(before.substr(0, open));
+  }
+  size_t space = before.find_last_of(" \t");
+  std::string_view token = space == std::string_view::npos ? before : before.substr(space + 1);
+  size_t colon = token.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || token.find('.') == std::string_view::npos) return "";
+  std::string_view line = token.substr(colon + 1);
+  if (line.empty() || line.find_first_not_of("0123456789") != std::string_view::npos) return "";
+  return std::string(token.substr(0, 200));
+}
+
 void NcclLogParser::AddLine(std::string_view raw, std::string_view file, int line_number) {
   State& st = *state_;
   ++st.summary.lines_read;
@@ -382,7 +399,8 @@ void NcclLogParser::AddLine(std::string_view raw, std::string_view file, int lin
         st.summary.warnings.push_back(
             fmt::format("{}:{}: {}{}", file, line_number, host.empty() ? "" : host + ": ", message));
       }
-      st.AddEvent(ctx, "warn", message, {{"text", std::string(message.substr(0, 200))}});
+      st.AddEvent(ctx, "warn", message,
+                  {{"text", std::string(message.substr(0, 200))}, {"source", WarnSource(text.substr(0, at))}});
     }
     return;
   }

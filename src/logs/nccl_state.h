@@ -55,6 +55,9 @@ struct ParserState {
   std::vector<std::string> evidence_ib_nogdr;
   int64_t connections_dropped = 0;
   std::string scratch;
+  // A framework's "Last error:" line: NCCL's WARN text follows on the next line.
+  std::string last_error_file;
+  int last_error_line = -1;
 
   // Adds (or merges) an event; `fields` identify it for merging. Returns the
   // event when it is new (to add fields outside the merge key), else nullptr.
@@ -71,6 +74,8 @@ struct ParserState {
 // The failure and framework rules of the parser (nccl_events.cc). Returns
 // true when the line was one of them.
 bool ParseEventLine(ParserState& state, const LineContext& ctx, std::string_view message);
+// NCCL's WARN text relayed by a framework ("Last error:"), without NCCL's prefix.
+void RelayWarn(ParserState& state, const LineContext& ctx, std::string_view what);
 // Lines outside NCCL's prefix: PyTorch watchdog / errors, bare "NCCL version".
 void ParseFrameworkLine(ParserState& state, const LineContext& ctx, std::string_view text);
 

@@ -352,3 +352,48 @@ TEST(Kv, FanResultsAreReadTransferByTransfer) {
 
 }  // namespace
 }  // namespace fabcheck::diagnose
+
+namespace fabcheck::diagnose {
+namespace {
+
+// A log whose first line starts with '[' (mpirun --tag-output) was sniffed as
+// JSON and skipped ("not valid JSON"); it is a log, read like `diagnose -`.
+TEST(Inputs, BracketPrefixedLogIsReadAsALog) {
+  std::string path = std::string(FABCHECK_TESTDATA_DIR) + "/nccl-logs/nccl-2.23-socket-fallback.log";
+  auto ev = LoadEvidence({path}, {});
+  ASSERT_TRUE(ev.ok());
+  ASSERT_EQ(ev->inputs.size(), 1u);
+  EXPECT_EQ(ev->inputs[0].kind, "log");
+  EXPECT_EQ(ev->inputs[0].status, "read");
+  ASSERT_TRUE(ev->nccl.has_value());
+  EXPECT_GT(ev->nccl->nccl_lines, 0);
+  EXPECT_FALSE(ev->nccl->connections.empty());
+}
+
+// A directory of job logs in every prefix style users paste: each is read as a log.
+TEST(Inputs, EveryPrefixStyleInADirectoryIsReadAsALog) {
+  Dir d;
+  const std::string line = "node-a:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n";
+  const std::pair<const char*, std::string> files[] = {
+      {"torchrun.log", "[default0]:" + line},
+      {"mpirun.log", "[1,0]<stdout>:" + line},
+      {"srun.log", "0: " + line},
+      {"kubectl.log", "[pod/trainer-0/pytorch] " + line},
+      {"ray.log", "(RayTrainWorker pid=123, ip=10.0.0.5) " + line},
+      {"stamped.log", "[2026-11-02 09:14:03] " + line},
+      {"nccl25.log", " [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"},
+  };
+  for (const auto& [name, text] : files) d.Write(name, text);
+  auto ev = LoadEvidence({d.path()}, {});
+  ASSERT_TRUE(ev.ok());
+  ASSERT_EQ(ev->inputs.size(), std::size(files));
+  for (const auto& in : ev->inputs) {
+    EXPECT_EQ(in.kind, "log") << in.path;
+    EXPECT_EQ(in.status, "read") << in.path;
+  }
+  ASSERT_TRUE(ev->nccl.has_value());
+  EXPECT_EQ(ev->nccl->nccl_lines, static_cast<int>(std::size(files)));
+}
+
+}  // namespace
+}  // namespace fabcheck::diagnose

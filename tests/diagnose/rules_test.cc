@@ -193,7 +193,15 @@ TEST(Transport, SettingsAndWarningsOnlyWhenTheNetworkIsNeeded) {
   ASSERT_NE(One(net, "nccl.env.ib-disable"), nullptr);
   EXPECT_NE(One(net, "nccl.env.ib-disable")->message.find("NCCL_NET=Socket"), std::string::npos);
   const char* hca = "h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n";
-  auto one_node = FromText(hca);
+  // A bare excerpt says nothing about the node count: absence of channel lines
+  // is not evidence of one node, so it stays a warning (of medium confidence).
+  auto excerpt = FromText(hca);
+  ASSERT_NE(One(excerpt, "nccl.gdr.hca-disabled"), nullptr);
+  EXPECT_EQ(One(excerpt, "nccl.gdr.hca-disabled")->severity, model::Severity::kWarn);
+  EXPECT_EQ(One(excerpt, "nccl.gdr.hca-disabled")->confidence, model::Confidence::kMedium);
+  // NCCL saying nNodes 1 is evidence: then it costs nothing.
+  auto one_node = FromText(std::string(hca) +
+                           "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n");
   ASSERT_NE(One(one_node, "nccl.gdr.hca-disabled"), nullptr);
   EXPECT_EQ(One(one_node, "nccl.gdr.hca-disabled")->severity, model::Severity::kInfo);
   auto with_net = FromText(std::string(hca) + "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0\n");

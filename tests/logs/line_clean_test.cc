@@ -39,6 +39,18 @@ TEST(Clean, TorchrunAndPyTorchRankPrefixes) {
   EXPECT_EQ(c.launcher_rank, 7);
 }
 
+// torchrun's --log-line-prefix-template: a role name with the rank, or "name|restart".
+TEST(Clean, TorchrunNamedPrefixes) {
+  CleanLine c;
+  EXPECT_EQ(Text(std::string("[trainer3]:") + kNccl, &c), kNccl);
+  EXPECT_EQ(c.launcher_rank, 3);
+  EXPECT_EQ(Text("[trainer0|0]:Last error:", &c), "Last error:");
+  EXPECT_EQ(c.launcher_rank, 0);
+  // NCCL's own "[0] " and PyTorch's "[W socket.cpp:601]" are not prefixes.
+  EXPECT_EQ(Text("[0] NCCL INFO Ring 00 :    0   1"), "[0] NCCL INFO Ring 00 :    0   1");
+  EXPECT_EQ(Text("[W socket.cpp:601] [c10d] client socket failed"), "[W socket.cpp:601] [c10d] client socket failed");
+}
+
 TEST(Clean, RayPrefixesAndRepeatedSuffix) {
   CleanLine c;
   const std::string ray = std::string("(RayTrainWorker pid=1234, ip=10.0.0.5) ") + kNccl + " [repeated 7x across cluster]";

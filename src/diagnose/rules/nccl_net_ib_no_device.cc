@@ -21,7 +21,8 @@ void Run(const Evidence& ev, std::vector<model::Diagnosis>* out) {
   auto none = EventsOf(*ev.nccl, "ib-no-device");
   auto lib = EventsOf(*ev.nccl, "ib-unavailable");
   if (none.empty() && lib.empty()) return;
-  bool needed = NeedsNetwork(*ev.nccl);
+  NetworkNeed need = NetworkNeedOf(*ev.nccl);
+  bool needed = need != NetworkNeed::kNotNeeded;
   auto d = Make(kNcclNetIbNoDevice, needed ? model::Severity::kWarn : model::Severity::kInfo,
                 model::Confidence::kHigh, "NET/IB",
                 lib.empty() ? "NCCL's IB transport found no device (NET/IB : No device found.)"
@@ -32,6 +33,16 @@ void Run(const Evidence& ev, std::vector<model::Diagnosis>* out) {
   d.causes.push_back("no /dev/infiniband/uverbs* in the container (RDMA device plugin or SR-IOV resource not requested)");
   d.causes.push_back("NCCL_IB_HCA names devices that do not exist here (prefix match: mlx5_1 also matches mlx5_10)");
   d.causes.push_back("every port DOWN or the mlx5_ib driver not loaded");
+  if (need == NetworkNeed::kUnknown) {
+    d.confidence = model::Confidence::kMedium;
+    d.causes.push_back("the log does not say how many nodes the job spans: across nodes NCCL falls back to sockets");
+  }
+  if (auto n = ev.nccl->env.find("NCCL_NET"); n != ev.nccl->env.end() && n->second == "IB") {
+    d.severity = model::Severity::kFail;
+    d.evidence.push_back("NCCL_NET set by environment to IB");
+    d.causes.insert(d.causes.begin(), "NCCL_NET=IB forces the IB transport on a host where it found no RDMA device: "
+                                      "init fails instead of falling back to sockets");
+  }
   if (!needed) d.causes.insert(d.causes.begin(), "one node: no NIC was needed, so this may be expected");
   d.fix = kNcclNetIbNoDevice.fix;
   d.next = "rung L1 on this host: fabcheck doctor --only L1,container; fabcheck inventory";

@@ -82,9 +82,29 @@ void RunNotFound(const Evidence& ev, std::vector<model::Diagnosis>* out) {
       d.evidence.push_back("NCCL_NET set by environment to " + n->second);
     }
     for (const auto* p : EventsOf(*ev.nccl, "plugin-load")) d.evidence.push_back(Cite(*p));
+    std::string net = Field(*e, "net");
+    if (net == "IB") {
+      // NCCL's own IB transport: no plugin is involved; it found no usable RDMA device.
+      for (const auto* x : EventsOf(*ev.nccl, "ib-no-device")) d.evidence.push_back(Cite(*x));
+      for (const auto* x : EventsOf(*ev.nccl, "ib-unavailable")) d.evidence.push_back(Cite(*x));
+      d.message = "NCCL_NET=IB, but NCCL's IB transport found no usable RDMA device on this host";
+      d.causes = {"no RDMA device here, or /dev/infiniband not passed to the container (RDMA device plugin, SR-IOV "
+                  "resource not requested)",
+                  "rdma-core (libibverbs.so.1 and its provider) missing from the image",
+                  "NCCL_IB_HCA selects devices that do not exist here"};
+      d.fix = "give the job the host's RDMA devices, or unset NCCL_NET so NCCL can choose (sockets where no RDMA "
+              "device exists)";
+      d.next = "fabcheck inventory inside the job's container; fabcheck doctor --only L1,container";
+      out->push_back(std::move(d));
+      continue;
+    }
     d.causes = {"the plugin that provides it did not load (see nccl.plugin.load-failed)",
                 "NCCL_NET spelled differently from the plugin's name (names are case-sensitive: \"AWS Libfabric\", "
                 "\"IBext\", \"IB\", \"Socket\")"};
+    if (!ev.nccl->env.count("NCCL_NET_PLUGIN") && net != "Socket") {
+      d.causes.insert(d.causes.begin(), "NCCL_NET_PLUGIN is not set: NCCL looked only for libnccl-net.so, so a plugin "
+                                        "installed under another name (libnccl-net-<name>.so) was never tried");
+    }
     d.fix = kNcclPluginNetNotFound.fix;
     out->push_back(std::move(d));
   }

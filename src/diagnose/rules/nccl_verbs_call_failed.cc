@@ -60,10 +60,20 @@ Meaning For(const std::string& call, const std::string& err, const std::string& 
               "IPC_LOCK)";
       m.next = "fabcheck doctor --only container on " + host;
     } else {
+      // EFAULT/EINVAL point at the memory itself (GPU memory without peer-memory
+      // support); without an errno the locked-memory limit, the most common
+      // cause, stays first.
+      bool memory_kind = err == "EFAULT" || err == "EINVAL";
+      std::string memlock = "the memlock limit (ulimit -l) is too small to pin the buffers: containers need CAP_IPC_LOCK "
+                            "or memlock unlimited";
       m.causes = {"GPU memory cannot be registered: nvidia-peermem not loaded or dma-buf unsupported",
                   "the IOMMU blocks the mapping"};
-      m.fix = "load nvidia-peermem or use the dma-buf path (open kernel modules); A/B with NCCL_NET_GDR_LEVEL=LOC";
-      m.next = "fabcheck doctor --only GDR on " + host;
+      m.causes.insert(memory_kind ? m.causes.end() : m.causes.begin(), memlock);
+      m.fix = memory_kind ? "load nvidia-peermem or use the dma-buf path (open kernel modules); A/B with "
+                            "NCCL_NET_GDR_LEVEL=LOC; check ulimit -l inside the job"
+                          : "check ulimit -l inside the job (mpirun/srun/the container) first: unlimited, or "
+                            "IPC_LOCK for containers; then nvidia-peermem / dma-buf";
+      m.next = "fabcheck doctor --only container,GDR on " + host;
     }
   } else if (StartsWith(call, "ibv_create_qp") || StartsWith(call, "ibv_create_cq") ||
              StartsWith(call, "ibv_create_srq")) {
