@@ -7,9 +7,9 @@
 namespace fabcheck::logs {
 namespace {
 
-using Match = std::match_results<std::string_view::const_iterator>;
+using RasMatch = std::match_results<std::string_view::const_iterator>;
 
-bool Search(std::string_view text, Match& m, const std::regex& re) {
+bool RasSearch(std::string_view text, RasMatch& m, const std::regex& re) {
   return std::regex_search(text.begin(), text.end(), m, re);
 }
 
@@ -49,8 +49,8 @@ RasReport ParseRasText(std::string_view text) {
     ++n;
     if (line.size() > 4096) line = line.substr(0, 4096);
     std::string_view t = Trim(line);
-    Match m;
-    if (r.nccl_version.empty() && Search(line, m, kVersion)) r.nccl_version = m[1].str();
+    RasMatch m;
+    if (r.nccl_version.empty() && RasSearch(line, m, kVersion)) r.nccl_version = m[1].str();
     if (t == "Job summary") section = "summary";
     if (t == "Errors") section = "errors", state.clear(), comm.clear();
     if (t == "Warnings") section = "warnings", state.clear(), comm.clear();
@@ -61,11 +61,11 @@ RasReport ParseRasText(std::string_view text) {
       }
       if (summary_next) {
         summary_next = false;
-        if (Search(line, m, kSummary5)) {
+        if (RasSearch(line, m, kSummary5)) {
           r.nodes = static_cast<int>(ParseInt(m[1].str()).value_or(0));
           r.processes = static_cast<int>(ParseInt(m[4].str()).value_or(0));
           r.gpus = static_cast<int>(ParseInt(m[5].str()).value_or(0));
-        } else if (Search(line, m, kSummary3)) {
+        } else if (RasSearch(line, m, kSummary3)) {
           r.nodes = static_cast<int>(ParseInt(m[1].str()).value_or(0));
           r.processes = static_cast<int>(ParseInt(m[2].str()).value_or(0));
           r.gpus = static_cast<int>(ParseInt(m[3].str()).value_or(0));
@@ -73,7 +73,7 @@ RasReport ParseRasText(std::string_view text) {
       }
       continue;
     }
-    if (Search(line, m, kTimeouts)) r.timeouts += static_cast<int>(ParseInt(m[1].str()).value_or(0));
+    if (RasSearch(line, m, kTimeouts)) r.timeouts += static_cast<int>(ParseInt(m[1].str()).value_or(0));
     if (section != "errors") continue;
     if (t == "INCOMPLETE") {
       state = "missing";
@@ -85,7 +85,7 @@ RasReport ParseRasText(std::string_view text) {
       comm.clear();
       continue;
     }
-    if (Search(line, m, kCommHeader)) {
+    if (RasSearch(line, m, kCommHeader)) {
       comm = m[1].str();
       state.clear();
       if (m[2].str() == "ERROR") r.comm_errors.push_back(comm + " ERROR");
@@ -96,20 +96,20 @@ RasReport ParseRasText(std::string_view text) {
       r.comm_errors.back() += ": " + std::string(t);
       continue;
     }
-    if (!state.empty() && Search(line, m, kProcess)) {
+    if (!state.empty() && RasSearch(line, m, kProcess)) {
       if (r.unreachable.size() < 100000) {
         r.unreachable.push_back({state, static_cast<int>(ParseInt(m[1].str()).value_or(0)), m[2].str(), m[3].str(), n});
       }
       continue;
     }
-    if (!comm.empty() && Search(line, m, kRank)) {
+    if (!comm.empty() && RasSearch(line, m, kRank)) {
       if (r.missing_ranks.size() < 100000) {
         r.missing_ranks.push_back({comm, static_cast<int>(ParseInt(m[1].str()).value_or(-1)), m[2].str(),
                                    static_cast<int>(ParseInt(m[3].str()).value_or(0)), m[4].str(), n});
       }
       continue;
     }
-    if (!comm.empty() && Search(line, m, kRankUnknown)) {
+    if (!comm.empty() && RasSearch(line, m, kRankUnknown)) {
       if (r.missing_ranks.size() < 100000) {
         r.missing_ranks.push_back({comm, static_cast<int>(ParseInt(m[1].str()).value_or(-1)), "", 0, "", n});
       }
