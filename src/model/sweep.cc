@@ -229,6 +229,7 @@ void from_json(const nlohmann::json& j, SweepEvidence& e) {
 void to_json(nlohmann::json& j, const SweepElementFinding& f) {
   j = {{"kind", f.kind}, {"element", f.element}, {"rail", f.rail}, {"severity", f.severity},
        {"confidence", f.confidence}, {"ratio", f.ratio}, {"why", f.why}, {"evidence", f.evidence}};
+  if (!f.direction.empty()) j["direction"] = f.direction;
 }
 void from_json(const nlohmann::json& j, SweepElementFinding& f) {
   f.kind = j.at("kind").get<std::string>();
@@ -239,6 +240,17 @@ void from_json(const nlohmann::json& j, SweepElementFinding& f) {
   f.ratio = j.value("ratio", 0.0);
   f.why = j.value("why", "");
   f.evidence = j.value("evidence", std::vector<SweepEvidence>{});
+  f.direction = j.value("direction", "");
+}
+
+void to_json(nlohmann::json& j, const SweepRetest& r) {
+  j = {{"round", r.round}, {"suspect", r.suspect}, {"why", r.why}, {"pairs", r.pairs}};
+}
+void from_json(const nlohmann::json& j, SweepRetest& r) {
+  r.round = json_fields::NumberOr(j, "round", 0);
+  r.suspect = j.value("suspect", "");
+  r.why = j.value("why", "");
+  r.pairs = j.value("pairs", std::vector<std::pair<int, int>>{});
 }
 
 void to_json(nlohmann::json& j, const SweepVerdict& v) {
@@ -271,6 +283,7 @@ void to_json(nlohmann::json& j, const SweepResult& r) {
        {"verdict", r.verdict}};
   if (!r.spines.empty()) j["spines"] = r.spines;
   if (!r.cores.empty()) j["cores"] = r.cores;
+  if (!r.retests.empty()) j["retests"] = r.retests;
 }
 
 void from_json(const nlohmann::json& j, SweepResult& r) {
@@ -292,6 +305,7 @@ void from_json(const nlohmann::json& j, SweepResult& r) {
   r.matrices = j.value("matrices", std::vector<SweepMatrices>{});
   r.spines = j.value("spines", std::vector<std::vector<std::string>>{});
   r.cores = j.value("cores", std::vector<std::vector<std::string>>{});
+  r.retests = j.value("retests", std::vector<SweepRetest>{});
   if (j.contains("verdict")) r.verdict = j.at("verdict").get<SweepVerdict>();
 }
 

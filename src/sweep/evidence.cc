@@ -74,7 +74,7 @@ Evidence::Evidence(const fabric::FabricIndex& fabric, double flow_slow)
     RailSums& s = rail_[static_cast<size_t>(r)];
     s.ids = {static_cast<int>(fabric.spines(r).size()), static_cast<int>(fabric.cores(r).size()),
              fabric.leaf_count(r)};
-    s.link_flows.assign(static_cast<size_t>(s.ids.links()), 0);
+    s.link_flows.assign(2 * static_cast<size_t>(s.ids.links()), 0);
     s.switch_flows.assign(static_cast<size_t>(s.ids.spines + s.ids.cores), 0);
   }
 }
@@ -100,6 +100,26 @@ void Evidence::Add(const model::SweepPairResult& t) {
   }
   if (!rs.paths) rs.leaf_tests.push_back({t.a, t.b, t.round, static_cast<float>(*t.bw_gbps)});
   AddFlows(t, la, lb);
+  if (rs.paths) KeepIfSlow(t, la, lb);
+}
+
+void Evidence::KeepIfSlow(const model::SweepPairResult& t, int la, int lb) {
+  RailSums& rs = rail_[static_cast<size_t>(t.rail)];
+  // The reference moves while tests arrive: recomputed on every test while
+  // few, then each time the count has grown by a quarter (amortised O(1)).
+  const size_t n = rs.bw.count();
+  if (n < 256 || n >= rs.running_ref_at + rs.running_ref_at / 4) {
+    rs.running_ref = rs.bw.Quantile(0.9);
+    rs.running_ref_at = n;
+  }
+  const double bw = *t.bw_gbps;
+  if (rs.slow_tests.size() >= RailSums::kSlowTestsMax || !(bw < RailSums::kSlowTestKeep * rs.running_ref)) return;
+  SlowTest x;
+  x.a = t.a, x.b = t.b, x.round = t.round, x.leaf_a = la, x.leaf_b = lb, x.bw = static_cast<float>(bw);
+  for (int16_t s : t.flow_spine) {
+    if (s >= 0) x.spines |= uint64_t{1} << std::min<int>(s, 63);
+  }
+  if (x.spines) rs.slow_tests.push_back(x);
 }
 
 void Evidence::Add(const std::vector<model::SweepPairResult>& tests) {
@@ -213,11 +233,13 @@ void Evidence::AddFlows(const model::SweepPairResult& t, int la, int lb) {
     const int c = core ? core[f] : -1;
     const int s2 = down && down[f] >= 0 ? down[f] : s;
     if (s2 >= spines || c >= cores) continue;
-    ++link_flows[up_a + s], ++link_flows[up_b + s2], ++switch_flows[s];
+    // Directed ids (LinkIds): up the sender's uplink, down the receiver's.
+    const int l_up = LinkIds::directed(up_a + s, LinkIds::kUp), l_down = LinkIds::directed(up_b + s2, LinkIds::kDown);
+    const int c_up = c >= 0 ? LinkIds::directed(n_up + s * cores + c, LinkIds::kUp) : -1;
+    const int c_down = c >= 0 ? LinkIds::directed(n_up + s2 * cores + c, LinkIds::kDown) : -1;
+    ++link_flows[l_up], ++link_flows[l_down], ++switch_flows[s];
     if (s2 != s) ++switch_flows[s2];
-    if (c >= 0) {
-      ++link_flows[n_up + s * cores + c], ++link_flows[n_up + s2 * cores + c], ++switch_flows[spines + c];
-    }
+    if (c >= 0) ++link_flows[c_up], ++link_flows[c_down], ++switch_flows[spines + c];
     if (!(gbps[f] < slow)) continue;
     // The path's key: its up and down uplinks and, between pods, its core
     // (the down spine is in the down uplink).
@@ -228,13 +250,13 @@ void Evidence::AddFlows(const model::SweepPairResult& t, int la, int lb) {
     if (fresh) {
       SlowFlow x;
       x.leaf_a = la, x.leaf_b = lb, x.a = t.a, x.b = t.b, x.round = t.round;
-      x.link[x.links++] = up_a + s;
-      x.link[x.links++] = up_b + s2;
+      x.link[x.links++] = l_up;
+      x.link[x.links++] = l_down;
       x.sw[x.switches++] = s;
       if (s2 != s) x.sw[x.switches++] = s2;
       if (c >= 0) {
-        x.link[x.links++] = rs.ids.core_link(s, c);
-        x.link[x.links++] = rs.ids.core_link(s2, c);
+        x.link[x.links++] = c_up;  // the order the flow went: kept so link[3] is the way down
+        x.link[x.links++] = c_down;
         x.sw[x.switches++] = spines + c;
       }
       x.gbps = gbps[f];

@@ -105,18 +105,38 @@ struct LeafTest {
   float bw = 0;
 };
 
+// A test between leaves whose flows had known paths and which was well below
+// the rail's reference as it stood when the test arrived (kept loosely; the
+// localiser judges it against the final reference). When every flow of a test
+// crossed the same bad element, its flows are alike and say nothing; the test
+// as a whole still does.
+struct SlowTest {
+  int a = 0, b = 0, round = 0;
+  int leaf_a = 0, leaf_b = 0;
+  float bw = 0;
+  uint64_t spines = 0;  // the spines its flows went up (bit s; spines >= 64 share bit 63)
+};
+
 struct FailedTest {
   int a = 0, b = 0, rail = 0;
 };
 
 // Link ids of a rail: leaf-spine uplink leaf x spines + spine, then the
 // spine-core links after them. Switch ids: spines, then cores.
+// Each link is judged per direction (a dirty optic, a bad transceiver lane or
+// one congested egress queue slows one way only): the directed id of link l
+// is 2 l + kUp (leaf->spine, spine->core) or 2 l + kDown (spine->leaf,
+// core->spine). link_flows and a slow flow's links hold directed ids.
 struct LinkIds {
+  static constexpr int kUp = 0, kDown = 1;
   int spines = 0, cores = 0, leaves = 0;
   int uplinks() const { return leaves * spines; }
   int links() const { return uplinks() + spines * cores; }
   int uplink(int leaf, int spine) const { return leaf * spines + spine; }
   int core_link(int spine, int core) const { return uplinks() + spine * cores + core; }
+  static int directed(int link, int dir) { return 2 * link + dir; }
+  static int link_of(int directed) { return directed / 2; }
+  static int dir_of(int directed) { return directed % 2; }
 };
 
 struct RailSums {
@@ -124,10 +144,20 @@ struct RailSums {
   std::map<int, int64_t> path_mtu;  // value -> tests
   bool paths = false;               // a flow of this rail had a known spine
   LinkIds ids;
-  std::vector<int> link_flows, switch_flows;
+  std::vector<int> link_flows, switch_flows;  // link_flows by directed id
+  // Flows across undirected link l, both ways.
+  int flows_across(int l) const {
+    return link_flows[static_cast<size_t>(LinkIds::directed(l, LinkIds::kUp))] +
+           link_flows[static_cast<size_t>(LinkIds::directed(l, LinkIds::kDown))];
+  }
   std::vector<SlowFlow> slow;
   std::unordered_map<uint64_t, uint32_t> slow_index;  // path key -> index into slow
   std::vector<LeafTest> leaf_tests;  // only while !paths
+  std::vector<SlowTest> slow_tests;  // inter-leaf tests with paths, below kSlowTestKeep x the running reference
+  double running_ref = 0;            // the rail's reference as of running_ref_at tests
+  size_t running_ref_at = 0;
+  static constexpr double kSlowTestKeep = 0.8;
+  static constexpr size_t kSlowTestsMax = 1 << 16;
 };
 
 class Evidence {
@@ -154,6 +184,7 @@ class Evidence {
  private:
   void AddSide(const model::SweepPairResult& t, int me, int other);
   void AddFlows(const model::SweepPairResult& t, int la, int lb);
+  void KeepIfSlow(const model::SweepPairResult& t, int la, int lb);
 
   const fabric::FabricIndex& fabric_;
   int members_ = 0, rails_ = 1;

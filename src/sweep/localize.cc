@@ -148,7 +148,11 @@ Localization Localize(const Evidence& ev, const std::vector<model::SweepMember>&
       view.bad[at(m, r)] = 1;
       out.nic_state[m][r] = 2;
       if (x.mtu_below < o.min_slow_tests || x.mtu_partners < o.min_good_partners) {
-        out.suspects.push_back({Suspect::Kind::kMtu, m, r});
+        Suspect sus = MakeSuspect(Suspect::Kind::kMtu, m, r);
+        sus.why = fmt::format("path MTU below the rail's in {} of {} tests, with {} partners (naming needs {} tests "
+                              "and {} partners)", x.mtu_below, x.mtu_tests, x.mtu_partners, o.min_slow_tests,
+                              o.min_good_partners);
+        out.suspects.push_back(std::move(sus));
         continue;
       }
       model::SweepElementFinding f;
@@ -198,9 +202,16 @@ Localization Localize(const Evidence& ev, const std::vector<model::SweepMember>&
     out.nic_state[m][r] = 2;
     if (best < o.flap_min_failures || partners.size() < 2) {
       // Failures with one partner only: either end may flap, so both are re-measured.
-      out.suspects.push_back({Suspect::Kind::kFlap, m, r});
+      const std::string why = fmt::format("{} failed tests with {} partners (naming needs {} with 2)", best,
+                                          partners.size(), o.flap_min_failures);
+      Suspect sus = MakeSuspect(Suspect::Kind::kFlap, m, r);
+      sus.why = why;
+      out.suspects.push_back(sus);
       for (int p : partners) {
-        if (partners.size() == 1 && out.nic_state[p][r] != 2) out.suspects.push_back({Suspect::Kind::kFlap, p, r});
+        if (partners.size() == 1 && out.nic_state[p][r] != 2) {
+          sus.member = p;
+          out.suspects.push_back(sus);
+        }
       }
       continue;
     }
@@ -231,7 +242,11 @@ Localization Localize(const Evidence& ev, const std::vector<model::SweepMember>&
       out.nic_state[m][r] = 2;
       view.bad[k] = 1;
       if (x.slow < o.min_slow_tests || good_partners(x.slow_partners, r) < o.min_good_partners) {
-        out.suspects.push_back({Suspect::Kind::kNic, m, r});
+        Suspect sus = MakeSuspect(Suspect::Kind::kNic, m, r);
+        sus.why = fmt::format("its best test reached {:.0f}% of the rail's reference, in {} slow tests with {} "
+                              "known-good partners (naming needs {} with {})", x.best_q * 100, x.slow,
+                              good_partners(x.slow_partners, r), o.min_slow_tests, o.min_good_partners);
+        out.suspects.push_back(std::move(sus));
         continue;
       }
       slow_rails[m].push_back(r);
@@ -312,11 +327,22 @@ std::string SuspectName(const Suspect& s, const fabric::FabricIndex& fabric,
       const auto& cores = fabric.cores(s.rail);
       if (s.core >= 0 && s.core < static_cast<int>(cores.size()) && s.spine >= 0 &&
           s.spine < static_cast<int>(spines.size())) {
-        return fmt::format("uplink {}~{}", spines[s.spine], cores[s.core]);
+        const std::string& sp = spines[s.spine];
+        const std::string& co = cores[s.core];
+        if (s.direction == LinkIds::kUp) return fmt::format("uplink {}~{} ({}->{})", sp, co, sp, co);
+        if (s.direction == LinkIds::kDown) return fmt::format("uplink {}~{} ({}->{})", sp, co, co, sp);
+        return fmt::format("uplink {}~{}", sp, co);
       }
-      return fmt::format("uplink {}~{}", fabric.leaf_name(s.rail, s.leaf),
-                         s.spine >= 0 && s.spine < static_cast<int>(spines.size()) ? spines[s.spine] : "?");
+      const std::string leaf = fabric.leaf_name(s.rail, s.leaf);
+      const std::string spine = s.spine >= 0 && s.spine < static_cast<int>(spines.size()) ? spines[s.spine] : "?";
+      if (s.direction == LinkIds::kUp) return fmt::format("uplink {}~{} ({}->{})", leaf, spine, leaf, spine);
+      if (s.direction == LinkIds::kDown) return fmt::format("uplink {}~{} ({}->{})", leaf, spine, spine, leaf);
+      return fmt::format("uplink {}~{}", leaf, spine);
     }
+    case Suspect::Kind::kPath:
+      return fmt::format("path {} -> {} ({}->{})", NicName(members, s.member, s.rail),
+                         NicName(members, s.partner, s.rail), fabric.leaf_name(s.rail, fabric.leaf(s.member, s.rail)),
+                         fabric.leaf_name(s.rail, fabric.leaf(s.partner, s.rail)));
   }
   return "?";
 }
@@ -343,6 +369,10 @@ std::vector<model::Finding> ElementFindings(const std::vector<model::SweepElemen
     f.object = e.element;
     f.message = e.why;
     f.evidence.push_back(fmt::format("confidence {:.0f}%", e.confidence * 100));
+    if (!e.direction.empty()) {
+      f.evidence.push_back(e.direction == "both" ? std::string("direction: both ways")
+                                                 : fmt::format("direction: {} only", e.direction));
+    }
     for (const auto& x : e.evidence) {
       f.evidence.push_back(fmt::format("round {} rail {}: {} -> {}: {} {:.3g} (reference {:.3g})", x.round, x.rail,
                                        MemberName(members, x.a), MemberName(members, x.b), x.metric, x.value,

@@ -25,6 +25,7 @@
 //     others succeed.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "fabcheck/model/sweep.h"
@@ -39,25 +40,38 @@ struct LocalizeOptions {
   double fail_ratio = 0.5;        // below half the reference: severity fail
   int min_slow_tests = 3;         // persistence: slow measurements before naming a NIC
   int min_good_partners = 2;      // ...with this many distinct known-good partners
-  double uplink_slow_share = 0.5; // share of an uplink's flows that must be slow
+  double uplink_slow_share = 0.5; // share of an uplink's flows (one direction) that must be slow
+  double uplink_suspect_share = 0.2; // below the naming share but at least this: a suspect, retested
   int uplink_min_slow_flows = 3;
   int min_rounds = 2;             // persistence for uplinks and spines: slow in this many rounds
   double spine_slow_share = 0.5;  // share of a spine's flows that must be slow, with and without its worst uplink
   int spine_min_leaves = 3;       // ...from this many leaves
   double mtu_share = 0.75;        // share of a NIC's tests below the rail's path MTU
   int flap_min_failures = 2;
+  double test_far_below = 0.5;    // a test between good NICs below this x the rail's reference is slow as a whole
 };
 
 // Something that needs more measurements before it can be named or cleared.
 struct Suspect {
-  enum class Kind { kNic, kMtu, kFlap, kUplink };
+  // kPath: a test between two leaves slow as a whole (member -> partner),
+  // its flows alike: both ends, or every path between their leaves.
+  enum class Kind { kNic, kMtu, kFlap, kUplink, kPath };
   Kind kind = Kind::kNic;
-  int member = -1;  // kNic, kMtu, kFlap
+  int member = -1;  // kNic, kMtu, kFlap, kPath (the sender)
   int rail = 0;
   int leaf = -1;    // kUplink (a core link: a leaf that sent slow flows through it)
   int spine = -1;   // kUplink
   int core = -1;    // kUplink of a spine-core link (three tiers)
+  int direction = -1;  // kUplink: LinkIds::kUp or kDown (-1: both or unknown)
+  int partner = -1;    // kPath: the receiver
+  std::string why;     // the evidence, for the JSON's retests and the suspect finding
 };
+
+inline Suspect MakeSuspect(Suspect::Kind kind, int member, int rail) {
+  Suspect s;
+  s.kind = kind, s.member = member, s.rail = rail;
+  return s;
+}
 
 struct Localization {
   std::vector<model::SweepElementFinding> findings;

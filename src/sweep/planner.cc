@@ -129,15 +129,7 @@ class AdaptivePlanner : public Planner {
     if (issued_ >= o_.max_rounds) return std::nullopt;
     if (!so_far) return std::nullopt;  // the runner always gives it with a fabric
     Localization loc = Localize(*so_far, members, o_.localize);
-    const int n = static_cast<int>(members.size());
-    auto good_everywhere = [&](int m) {
-      if (!alive(m)) return false;
-      for (uint8_t s : loc.nic_state[m]) {
-        if (s != 1) return false;
-      }
-      return true;
-    };
-    std::vector<char> busy(n, 0);
+    std::vector<char> busy(members.size(), 0);
     PlannedRound round;
     round.stage = "retest";
     auto take = [&](int a, int b, int flows) {
@@ -149,13 +141,45 @@ class AdaptivePlanner : public Planner {
     for (const Suspect& s : loc.suspects) {
       const std::string key = SuspectKey(s);
       if (attempts_[key] >= o_.max_attempts) continue;
+      const size_t before = round.pairs.size();
+      Retest(*so_far, s, members, loc, busy, take);
+      if (round.pairs.size() == before) continue;
+      ++attempts_[key];
+      model::SweepRetest why;
+      why.suspect = SuspectName(s, f_, members);
+      why.why = s.why;
+      for (size_t i = before; i < round.pairs.size(); ++i) why.pairs.push_back({round.pairs[i].a, round.pairs[i].b});
+      round.retests.push_back(std::move(why));
+    }
+    if (round.pairs.empty()) return std::nullopt;
+    ++issued_;
+    return round;
+  }
+  int planned() const override { return std::max<int>(issued_, static_cast<int>(cheap_.size())); }
+
+ private:
+  // Pairs that re-measure one suspect, through `take(a, b, flows)`.
+  template <typename Take>
+  void Retest(const Evidence& ev, const Suspect& s, const std::vector<model::SweepMember>& members,
+              const Localization& loc,
+              const std::vector<char>& busy, Take&& take) {
+    auto alive = [&](int m) { return members[m].reachable; };
+    const int n = static_cast<int>(members.size());
+    auto good_everywhere = [&](int m) {
+      if (!alive(m)) return false;
+      for (uint8_t st : loc.nic_state[m]) {
+        if (st != 1) return false;
+      }
+      return true;
+    };
+    {
       if (s.kind == Suspect::Kind::kUplink) {
         // Good members of the leaf against good members of other leaves, many
         // flows each; for a spine-core link, leaves of other pods, with
         // enough flows to reach every core through the suspect's spine.
         const auto& mine = f_.leaf_members(s.rail, s.leaf);
-        const std::vector<char> far = s.core >= 0 ? OtherPods(*so_far, s) : std::vector<char>();
-        const int flows = s.core >= 0 ? CoreFlows(*so_far, s) : flows_ * 2;
+        const std::vector<char> far = s.core >= 0 ? OtherPods(ev, s) : std::vector<char>();
+        const int flows = s.core >= 0 ? CoreFlows(ev, s) : flows_ * 2;
         const int leaves = f_.leaf_count(s.rail);
         int made = 0;
         for (int a : mine) {
@@ -176,11 +200,32 @@ class AdaptivePlanner : public Planner {
             break;
           }
         }
-        if (made > 0) ++attempts_[key];
-        continue;
+        return;
+      }
+      if (s.kind == Suspect::Kind::kPath) {
+        // Other partners: the sender with another good member of the
+        // receiver's leaf, the receiver with another of the sender's, and
+        // good members of both leaves with each other: slow only between
+        // these two ends, or between their leaves whoever tests.
+        const int la = f_.leaf(s.member, s.rail), lb = f_.leaf(s.partner, s.rail);
+        auto other_of = [&](int leaf, int not_this) {
+          for (int m : f_.leaf_members(s.rail, leaf)) {
+            if (m != not_this && !busy[m] && good_everywhere(m)) return m;
+          }
+          return -1;
+        };
+        if (!busy[s.member] && alive(s.member)) {
+          if (int b = other_of(lb, s.partner); b >= 0) take(s.member, b, flows_);
+        }
+        if (!busy[s.partner] && alive(s.partner)) {
+          if (int a = other_of(la, s.member); a >= 0) take(a, s.partner, flows_);
+        }
+        const int a = other_of(la, s.member), b = other_of(lb, s.partner);
+        if (a >= 0 && b >= 0) take(a, b, flows_);
+        return;
       }
       // A suspect NIC: a known-good partner on its leaf it has not met yet (any leaf as a last resort).
-      if (busy[s.member] || !alive(s.member)) continue;
+      if (busy[s.member] || !alive(s.member)) return;
       int partner = -1;
       for (int p : f_.leaf_members(s.rail, f_.leaf(s.member, s.rail))) {
         if (p != s.member && !busy[p] && good_everywhere(p) && !tested_.count(Key(s.member, p))) {
@@ -191,17 +236,10 @@ class AdaptivePlanner : public Planner {
       for (int p = 0; partner < 0 && p < n; ++p) {
         if (p != s.member && !busy[p] && good_everywhere(p) && !tested_.count(Key(s.member, p))) partner = p;
       }
-      if (partner < 0) continue;
+      if (partner < 0) return;
       take(s.member, partner, f_.leaf(s.member, s.rail) == f_.leaf(partner, s.rail) ? 1 : flows_);
-      ++attempts_[key];
     }
-    if (round.pairs.empty()) return std::nullopt;
-    ++issued_;
-    return round;
   }
-  int planned() const override { return std::max<int>(issued_, static_cast<int>(cheap_.size())); }
-
- private:
   // Leaves of other pods than the suspect spine's: no flow of theirs went up
   // that spine, while some went up others (a pod is the spines its leaves
   // reach; the fabric file does not say, the flows do). Empty: nothing known.
@@ -211,8 +249,8 @@ class AdaptivePlanner : public Planner {
     bool any = false;
     for (int l = 0; l < rs.ids.leaves; ++l) {
       int flows = 0;
-      for (int k = 0; k < rs.ids.spines; ++k) flows += rs.link_flows[static_cast<size_t>(rs.ids.uplink(l, k))];
-      far[l] = flows > 0 && rs.link_flows[static_cast<size_t>(rs.ids.uplink(l, s.spine))] == 0;
+      for (int k = 0; k < rs.ids.spines; ++k) flows += rs.flows_across(rs.ids.uplink(l, k));
+      far[l] = flows > 0 && rs.flows_across(rs.ids.uplink(l, s.spine)) == 0;
       any = any || far[l];
     }
     return any ? far : std::vector<char>();
@@ -222,7 +260,7 @@ class AdaptivePlanner : public Planner {
   int CoreFlows(const Evidence& ev, const Suspect& s) const {
     const RailSums& rs = ev.rail(s.rail);
     int m = 0;
-    for (int k = 0; k < rs.ids.spines; ++k) m += rs.link_flows[static_cast<size_t>(rs.ids.uplink(s.leaf, k))] > 0;
+    for (int k = 0; k < rs.ids.spines; ++k) m += rs.flows_across(rs.ids.uplink(s.leaf, k)) > 0;
     if (m == 0) m = rs.ids.spines;
     const int cores = std::max(1, rs.ids.cores);
     return std::min(kMaxFlows, std::max(flows_ * 2, FlowsToCover(cores, 1.0 / (m * cores))));

@@ -16,8 +16,11 @@
 //             leaf, a suspect uplink with multi-flow tests from its leaf's good
 //             members to other leaves (a spine-core link: to leaves of other
 //             pods, with enough flows to reach every core through its spine
-//             with p >= 0.9); until nothing is suspect or the budget
-//             of rounds is spent
+//             with p >= 0.9; a test slow as a whole: its sender with another
+//             member of the receiver's leaf, its receiver with another of the
+//             sender's, and two others between the leaves); every pair is
+//             measured both ways, so the suspect direction is loaded; until
+//             nothing is suspect or the budget of rounds is spent
 // A test between two leaves uses `flows` flows (distinct source ports, so
 // ECMP spreads them over the spines), one inside a leaf.
 #pragma once
@@ -42,6 +45,7 @@ struct PlannedPair {
 struct PlannedRound {
   std::vector<PlannedPair> pairs;
   std::string stage;  // "intra-leaf", "inter-leaf", "retest", or the pattern name
+  std::vector<model::SweepRetest> retests;  // "retest": each suspect re-measured and why (round left 0)
 };
 
 struct PlanOptions {

@@ -39,6 +39,7 @@ model::SweepVerdict ElementVerdict(const Localization& loc, const fabric::Fabric
     f.object = SuspectName(s, fabric, members);
     f.message = "slow or failing in too few measurements to be named (the persistence rule); re-run with "
                 "--strategy adaptive or a larger --max-rounds to settle it";
+    if (!s.why.empty()) f.evidence.push_back(s.why);
     v.findings.push_back(std::move(f));
   }
   int unreachable = 0;
@@ -201,6 +202,10 @@ Result<model::SweepResult> RunSweepOver(Transport& transport, const SweepOptions
     for (int i = 0; i < n; ++i) result.members[i].reachable = transport.Reachable(i);
     auto next = planner->Next(evidence ? &*evidence : nullptr, last_round, result.members);
     if (!next) break;
+    for (auto& retest : next->retests) {
+      retest.round = round;
+      result.retests.push_back(std::move(retest));
+    }
     std::vector<TestSpec> specs;
     for (const PlannedPair& p : next->pairs) {
       for (int dir = 0; dir < 2; ++dir) {

@@ -94,7 +94,7 @@ TEST(Evidence, SlowFlowsThroughALossySpineStayBoundedByTheFabric) {
   EXPECT_LE(rs.slow.size(), static_cast<size_t>((n / per_leaf) * (n / per_leaf)));
   EXPECT_GT(slow_flows, 10 * rs.slow.size());
   int through = 0;
-  for (int l = 0; l < n / per_leaf; ++l) through += rs.link_flows[rs.ids.uplink(l, 3)];
+  for (int l = 0; l < n / per_leaf; ++l) through += rs.flows_across(rs.ids.uplink(l, 3));
   EXPECT_GT(through, 0);
   auto loc = Localize(ev, Members(n));
   ASSERT_EQ(loc.findings.size(), 1u) << loc.findings[0].element;
@@ -124,9 +124,9 @@ TEST(Evidence, AFlowIsJudgedAgainstTheBestFlowOfItsTest) {
   EXPECT_EQ(s.count, 1);
   EXPECT_EQ(s.gbps, 5.0f);
   EXPECT_EQ(s.expected, 25.0f);
-  EXPECT_TRUE(s.crosses(ev.rail(0).ids.uplink(0, 0)));
-  EXPECT_TRUE(s.crosses(ev.rail(0).ids.uplink(1, 0)));
-  EXPECT_EQ(ev.rail(0).link_flows[static_cast<size_t>(ev.rail(0).ids.uplink(0, 1))], 4);
+  EXPECT_TRUE(s.crosses(LinkIds::directed(ev.rail(0).ids.uplink(0, 0), LinkIds::kUp)));
+  EXPECT_TRUE(s.crosses(LinkIds::directed(ev.rail(0).ids.uplink(1, 0), LinkIds::kDown)));
+  EXPECT_EQ(ev.rail(0).flows_across(ev.rail(0).ids.uplink(0, 1)), 4);
   // A member with itself (loopback) and tests outside the fabric are no evidence.
   model::SweepPairResult self = one;
   self.b = self.a;

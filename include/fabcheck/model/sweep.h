@@ -143,12 +143,23 @@ struct SweepEvidence {
 struct SweepElementFinding {
   std::string kind;
   std::string element;
+  // Links: the way the slow flows went ("leaf-0->spine-1", "spine-1->leaf-0",
+  // "leaf-0->leaf-2" for a path), or "both"; empty for other kinds.
+  std::string direction;
   int rail = -1;               // -1 for a node
   Severity severity = Severity::kWarn;
   double confidence = 0;       // 0..1
   double ratio = 0;            // the element's figure over its reference
   std::string why;             // one line for people
   std::vector<SweepEvidence> evidence;  // the deciding measurements (a few)
+};
+
+// An adaptive retest: which suspect a round re-measured, and why.
+struct SweepRetest {
+  int round = 0;
+  std::string suspect;  // "uplink leaf-0~spine-1 (leaf-0->spine-1)"
+  std::string why;      // the evidence that made it a suspect
+  std::vector<std::pair<int, int>> pairs;  // the member pairs measured for it (both directions)
 };
 
 struct SweepVerdict {
@@ -174,6 +185,7 @@ struct SweepResult {
   std::vector<std::vector<std::string>> spines;  // per rail, from the fabric (flow_spine indexes these)
   std::vector<std::vector<std::string>> cores;   // per rail, three tiers (flow_core indexes these)
   std::vector<SweepPairResult> pairs;
+  std::vector<SweepRetest> retests;     // adaptive: what each retest round re-measured, and why
   std::vector<SweepMatrices> matrices;  // one per rail
   SweepVerdict verdict;
 };
@@ -199,6 +211,8 @@ void to_json(nlohmann::json& j, const SweepEvidence& e);
 void from_json(const nlohmann::json& j, SweepEvidence& e);
 void to_json(nlohmann::json& j, const SweepElementFinding& f);
 void from_json(const nlohmann::json& j, SweepElementFinding& f);
+void to_json(nlohmann::json& j, const SweepRetest& r);
+void from_json(const nlohmann::json& j, SweepRetest& r);
 void to_json(nlohmann::json& j, const SweepVerdict& v);
 void from_json(const nlohmann::json& j, SweepVerdict& v);
 void to_json(nlohmann::json& j, const SweepResult& r);
