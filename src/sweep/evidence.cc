@@ -214,7 +214,20 @@ void Evidence::AddFlows(const model::SweepPairResult& t, int la, int lb) {
   if (n < 2) return;
   RailSums& rs = rail_[static_cast<size_t>(t.rail)];
   const int spines = rs.ids.spines, cores = rs.ids.cores, n_up = rs.ids.uplinks();
-  const float best = *std::max_element(t.flow_gbps.begin(), t.flow_gbps.end());
+  // The test's reference flow: its best, or with 4 flows or more its second
+  // best. Real TCP flows sharing a host's bottleneck are not fair within a
+  // second: one flow often runs a third above the rest, and against it the
+  // healthy others read as slow (measured on the namespace Clos:
+  // tests/sweep/netns_clos.sh).
+  float best = 0, second = 0;
+  for (float g : t.flow_gbps) {
+    if (g > best) {
+      second = best, best = g;
+    } else if (g > second) {
+      second = g;
+    }
+  }
+  if (n >= 4) best = second;
   if (!(best > 0)) return;
   const float slow = static_cast<float>(flow_slow_) * best;
   // Every flow of every test between leaves passes here (68 million at 4,096

@@ -10,7 +10,8 @@
 //
 // What is judged when a test arrives, not at the end: whether a flow is slow.
 // A flow is slow when it moved less than `slow` of the best flow of its own
-// test: a path element slows the flows hashed through it, a busy host or a
+// test (the second best with 4 flows or more: one lucky TCP flow must not make
+// its healthy peers read as slow): a path element slows the flows hashed through it, a busy host or a
 // slow NIC slows every flow of the test alike, so those never blame a link
 // (the reference of the whole sweep is known only at the end; this needs none).
 #pragma once

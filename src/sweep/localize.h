@@ -42,6 +42,11 @@ struct LocalizeOptions {
   int min_good_partners = 2;      // ...with this many distinct known-good partners
   double uplink_slow_share = 0.5; // share of an uplink's flows (one direction) that must be slow
   double uplink_suspect_share = 0.2; // below the naming share but at least this: a suspect, retested
+  // Real flows are noisy (TCP flows sharing a host's bottleneck are not
+  // fair within a second): the naming, suspect and spine shares are at least
+  // this multiple of the rail's noise floor, the lower quartile of the slow
+  // shares of its directed links (those with at least 4 flows).
+  double noise_multiple = 2.0;
   int uplink_min_slow_flows = 3;
   int min_rounds = 2;             // persistence for uplinks and spines: slow in this many rounds
   double spine_slow_share = 0.5;  // share of a spine's flows that must be slow, with and without its worst uplink

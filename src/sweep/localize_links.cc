@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <set>
@@ -161,6 +162,25 @@ void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const Loca
       sp[f.sw[k]].leaves.insert(f.leaf_b);
     }
   }
+  // The rail's noise floor: the lower quartile of its directed links' slow
+  // shares (a median would be a fault's own share when half the links of a
+  // small fabric carry its flows: two leaves, a spine slow both ways).
+  std::vector<double> shares;
+  for (size_t d = 0; d < up.size(); ++d) {
+    if (up[d].flows < 4) continue;
+    auto it = link_slow.find(static_cast<int>(d));
+    shares.push_back(it == link_slow.end() ? 0.0 : static_cast<double>(it->second) / up[d].flows);
+  }
+  double floor = 0;
+  if (!shares.empty()) {
+    std::nth_element(shares.begin(), shares.begin() + static_cast<long>(shares.size() / 4), shares.end());
+    floor = shares[shares.size() / 4];
+  }
+  const double name_share = std::max(o.uplink_slow_share, o.noise_multiple * floor);
+  const double suspect_share = std::max(o.uplink_suspect_share, o.noise_multiple * floor);
+  const double spine_share = std::max(o.spine_slow_share, o.noise_multiple * floor);
+  const std::string noise =
+      floor > 0 ? fmt::format("; the rail's noise floor: {:.0f}% of a link's flows slow", floor * 100) : "";
   auto touches = [&](int l, int w) {  // link l ends at switch w
     if (l < n_up) return w == l % spines;
     const int k = l - n_up;
@@ -174,7 +194,7 @@ void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const Loca
     const int rest_flows = sp[w].flows - (worst >= 0 ? rs.flows_across(worst) : 0);
     const double share = sp[w].flows ? static_cast<double>(switch_slow[w]) / sp[w].flows : 0;
     const double rest_share = rest_flows > 0 ? static_cast<double>(switch_slow[w] - worst_slow) / rest_flows : 0;
-    if (share < o.spine_slow_share || rest_share < o.spine_slow_share ||
+    if (share < spine_share || rest_share < spine_share ||
         static_cast<int>(sp[w].leaves.size()) < o.spine_min_leaves ||
         static_cast<int>(sp[w].rounds.size()) < o.min_rounds) {
       continue;
@@ -187,8 +207,8 @@ void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const Loca
     e.severity = model::Severity::kFail;
     e.confidence = Confidence(static_cast<int>(sp[w].rounds.size()) + 1) * std::min(1.0, rest_share / 0.5);
     e.why = fmt::format("{} slows flows from {} leaves: {} of {} flows through it were slow ({:.0f}% without "
-                        "its worst link)", e.element, sp[w].leaves.size(), switch_slow[w], sp[w].flows,
-                        rest_share * 100);
+                        "its worst link){}", e.element, sp[w].leaves.size(), switch_slow[w], sp[w].flows,
+                        rest_share * 100, noise);
     named_out->switches[static_cast<size_t>(w)] = 1;
     for (Flow& f : slow) {
       if (std::find(f.sw, f.sw + f.switches, w) == f.sw + f.switches) continue;
@@ -221,10 +241,10 @@ void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const Loca
     }
     const double share = best_share;
     const bool enough = best_count >= o.uplink_min_slow_flows && static_cast<int>(rounds.size()) >= o.min_rounds;
-    const bool strong = share >= o.uplink_slow_share;
+    const bool strong = share >= name_share;
     // Below the suspect share the worst left is noise or contention; between
     // it and the naming share it is kept as a suspect and re-measured.
-    if (share < o.uplink_suspect_share || best_count < 2) break;
+    if (share < suspect_share || best_count < 2) break;
     // An uplink whose every flow (this way) also crossed an uplink of the
     // same spine at the far end (only two leaves send flows through it)
     // cannot be told from that one: the pair is named, as the path through
@@ -273,8 +293,8 @@ void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const Loca
         s.core = (link - n_up) % cores;
       }
       s.why = fmt::format("{} of {} flows {} were slow ({:.0f}%), in {} rounds ({}); naming needs {:.0f}% and {} "
-                          "slow flows in {} rounds", best_count, up[best].flows, direction_name(best), share * 100,
-                          rounds.size(), other_way, o.uplink_slow_share * 100, o.uplink_min_slow_flows, o.min_rounds);
+                          "slow flows in {} rounds{}", best_count, up[best].flows, direction_name(best), share * 100,
+                          rounds.size(), other_way, name_share * 100, o.uplink_min_slow_flows, o.min_rounds, noise);
       out->suspects.push_back(std::move(s));
       continue;
     }
@@ -286,8 +306,8 @@ void FlowPaths(const RailSums& rs, const fabric::FabricIndex& fabric, const Loca
     e.ratio = 1 - share;
     e.severity = model::Severity::kFail;
     e.confidence = Confidence(static_cast<int>(rounds.size()) + 1) * std::min(1.0, share / 0.75);
-    e.why = fmt::format("{} of {} flows {} were slow, in {} rounds, next to the other flows of their tests ({})",
-                        best_count, up[best].flows, e.direction, rounds.size(), other_way);
+    e.why = fmt::format("{} of {} flows {} were slow, in {} rounds, next to the other flows of their tests ({}){}",
+                        best_count, up[best].flows, e.direction, rounds.size(), other_way, noise);
     if (twin >= 0) {
       const int spine = link % spines, far = LinkIds::link_of(twin) / spines;
       const int from = dir == LinkIds::kUp ? link / spines : far, to = dir == LinkIds::kUp ? far : link / spines;
@@ -350,7 +370,10 @@ void SlowTests(const RailSums& rs, const fabric::FabricIndex& fabric, const NicV
                   named.dlinks[static_cast<size_t>(LinkIds::directed(ids.uplink(t.leaf_a, s), LinkIds::kUp))] ||
                   named.dlinks[static_cast<size_t>(LinkIds::directed(ids.uplink(t.leaf_b, s), LinkIds::kDown))];
     }
-    if (explained) continue;
+    // A test whose flows spread over most spines was slowed by its host, not
+    // its path (a busy host slows every flow alike too): a path slows only
+    // the flows that crossed it.
+    if (explained || std::popcount(t.spines) > std::max(1, ids.spines / 2)) continue;
     Path& p = paths[{t.leaf_a, t.leaf_b}];
     p.tests.push_back(&t);
     p.pairs.insert({t.a, t.b});
@@ -365,7 +388,15 @@ void SlowTests(const RailSums& rs, const fabric::FabricIndex& fabric, const NicV
     }
     double worst = 1;
     for (const SlowTest* t : p.tests) worst = std::min(worst, t->bw / ref);
-    if (static_cast<int>(p.pairs.size()) < 2 || static_cast<int>(p.rounds.size()) < o.min_rounds) {
+    // Two pairs with no member in common: one noisy host cannot make it.
+    bool disjoint = false;
+    for (const auto& x : p.pairs) {
+      for (const auto& y : p.pairs) {
+        disjoint = disjoint || (x.first != y.first && x.first != y.second && x.second != y.first &&
+                                x.second != y.second);
+      }
+    }
+    if (!disjoint || static_cast<int>(p.rounds.size()) < o.min_rounds) {
       const SlowTest& t = *p.tests.front();
       Suspect s = MakeSuspect(Suspect::Kind::kPath, t.a, r);
       s.partner = t.b;

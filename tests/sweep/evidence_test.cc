@@ -80,8 +80,9 @@ TEST(Evidence, SlowFlowsThroughALossySpineStayBoundedByTheFabric) {
         total += x;
       }
       t.bw_gbps = total;
-      // Every flow of a test through spine 3: nothing to compare with, none is slow.
-      if (mine < 8) slow_flows += static_cast<size_t>(mine);
+      // A flow is judged against its test's second best (8 flows): with fewer
+      // than two flows outside spine 3 there is nothing to compare with.
+      if (mine < 7) slow_flows += static_cast<size_t>(mine);
       ev.Add(t);
     }
   }
