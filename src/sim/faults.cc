@@ -25,6 +25,8 @@ const KindInfo kKinds[] = {
     {FaultKind::kMtuMismatch, "mtu_mismatch", Element::Kind::kNic, "mtu"},
     {FaultKind::kFlap, "flap", Element::Kind::kCable, "factor"},
     {FaultKind::kNoise, "noise", Element::Kind::kMember, "cv"},
+    {FaultKind::kUplinkFlap, "uplink_flap", Element::Kind::kUplink, "factor"},
+    {FaultKind::kSpineCongested, "spine_congested", Element::Kind::kSpine, "factor"},
 };
 
 const KindInfo& Info(FaultKind k) {
@@ -68,9 +70,9 @@ Result<std::vector<Fault>> ParseFaults(std::string_view text, const Clos& clos) 
     }
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() != "kind" && it.key() != "element" && it.key() != "factor" && it.key() != "loss" &&
-          it.key() != "mtu" && it.key() != "cv") {
-        return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: kind, element, factor, loss, mtu, cv)",
-                                                where, it.key()));
+          it.key() != "mtu" && it.key() != "cv" && it.key() != "direction") {
+        return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: kind, element, factor, loss, mtu, cv, "
+                                                "direction)", where, it.key()));
       }
     }
     const std::string kind = j["kind"].get<std::string>();
@@ -80,7 +82,8 @@ Result<std::vector<Fault>> ParseFaults(std::string_view text, const Clos& clos) 
     }
     if (!info) {
       return InvalidArgumentError(fmt::format("{}: unknown kind '{}' (known: node_slow, nic_slow, cable_degraded, "
-                                              "uplink_degraded, spine_loss, mtu_mismatch, flap, noise)", where, kind));
+                                              "uplink_degraded, spine_loss, mtu_mismatch, flap, noise, uplink_flap, spine_congested)",
+                                              where, kind));
     }
     Fault f;
     f.kind = info->kind;
@@ -124,7 +127,73 @@ Result<std::vector<Fault>> ParseFaults(std::string_view text, const Clos& clos) 
                                               need == "factor|loss" ? "either factor or loss (not both)"
                                                                     : std::string(need)));
     }
+    if (j.contains("direction")) {
+      if (info->kind != FaultKind::kUplinkDegraded || !j["direction"].is_string() ||
+          (j["direction"] != "up" && j["direction"] != "down")) {
+        return InvalidArgumentError(fmt::format("{} ({}): direction is for uplink_degraded only, \"up\" (leaf->spine, "
+                                                "spine->core) or \"down\"; leave it out for both ways", where, kind));
+      }
+      f.direction = j["direction"].get<std::string>();
+    }
     out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<Fault> HarshMix(const Clos& clos, uint64_t seed) {
+  std::vector<Fault> out = RealisticMix(clos, seed);
+  const ClosOptions& o = clos.options();
+  std::mt19937_64 rng(seed * 7919 + 17);
+  auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto pick = [&](int n) { return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng)); };
+  auto scaled = [&](double per_2048) { return std::max(1, static_cast<int>(per_2048 * o.nodes / 2048.0 + 0.5)); };
+  // Switch faults on spines no other switch fault touches, so each has one answer.
+  std::set<std::pair<int, int>> used_spines;
+  for (const Fault& f : out) {
+    if (f.where.spine >= 0) used_spines.insert({f.where.rail, f.where.spine});
+  }
+  auto add = [&](FaultKind k, std::string element) {
+    Fault f;
+    f.kind = k;
+    f.element = std::move(element);
+    f.where = *clos.Parse(f.element);
+    out.push_back(f);
+    return &out.back();
+  };
+  auto uplink = [&]() -> std::optional<std::pair<int, int>> {  // a fresh (rail, leaf x spine) with its spine
+    for (int tries = 0; tries < 100; ++tries) {
+      const int r = pick(o.rails), l = pick(clos.leaves());
+      const int s = clos.three_tier() ? clos.pod_of_leaf(l) * o.spines + pick(o.spines) : pick(o.spines);
+      if (used_spines.insert({r, s}).second) return std::pair<int, int>(r, l * clos.total_spines() + s);
+    }
+    return std::nullopt;
+  };
+  auto uplink_name = [&](std::pair<int, int> u) {
+    return clos.Uplink(u.first, u.second / clos.total_spines(), u.second % clos.total_spines());
+  };
+  for (int i = 0; i < scaled(2); ++i) {
+    auto u = uplink();
+    if (!u) break;
+    Fault* f = add(FaultKind::kUplinkDegraded, uplink_name(*u));
+    f->factor = uniform(0.1, 0.3);
+    f->direction = i % 2 ? "down" : "up";
+  }
+  for (int i = 0; i < scaled(2); ++i) {
+    auto u = uplink();
+    if (!u) break;
+    Fault* f = add(FaultKind::kUplinkDegraded, uplink_name(*u));
+    f->loss = uniform(0.001, 0.01);  // gray loss: the link stays up
+    f->direction = i % 2 ? "up" : "down";
+  }
+  for (int i = 0; i < scaled(1); ++i) {
+    auto u = uplink();
+    if (!u) break;
+    add(FaultKind::kUplinkFlap, uplink_name(*u))->factor = uniform(0.3, 0.6);
+  }
+  for (int i = 0; i < scaled(1); ++i) {
+    const int r = pick(o.rails), s = pick(clos.total_spines());
+    if (!used_spines.insert({r, s}).second) continue;
+    add(FaultKind::kSpineCongested, clos.Spine(r, s))->factor = uniform(0.25, 0.4);
   }
   return out;
 }
@@ -218,6 +287,7 @@ nlohmann::json ToJson(const std::vector<Fault>& faults) {
     if (f.loss) e["loss"] = *f.loss;
     if (f.mtu) e["mtu"] = *f.mtu;
     if (f.cv) e["cv"] = *f.cv;
+    if (!f.direction.empty()) e["direction"] = f.direction;
     j.push_back(std::move(e));
   }
   return j;
@@ -240,9 +310,14 @@ FabricState Apply(const Clos& clos, const std::vector<Fault>& faults) {
   s.noise_cv.assign(o.nodes, 0);
   s.uplink_factor.assign(static_cast<size_t>(o.rails) * s.leaves * s.spines, 1);
   s.uplink_loss.assign(s.uplink_factor.size(), 0);
+  s.uplink_factor_down.assign(s.uplink_factor.size(), 1);
+  s.uplink_loss_down.assign(s.uplink_factor.size(), 0);
+  s.uplink_flap.assign(s.uplink_factor.size(), 0);
   s.spine_loss.assign(static_cast<size_t>(o.rails) * s.spines, 0);
   s.core_link_factor.assign(static_cast<size_t>(o.rails) * s.spines * s.cores, 1);
   s.core_link_loss.assign(s.core_link_factor.size(), 0);
+  s.core_link_factor_down.assign(s.core_link_factor.size(), 1);
+  s.core_link_loss_down.assign(s.core_link_factor.size(), 0);
   s.core_loss.assign(static_cast<size_t>(o.rails) * s.cores, 0);
   for (const Fault& f : faults) {
     const Element& e = f.where;
@@ -259,17 +334,29 @@ FabricState Apply(const Clos& clos, const std::vector<Fault>& faults) {
           s.cable_loss[s.Nic(e.member, e.rail)] += static_cast<float>(*f.loss);
         }
         break;
-      case FaultKind::kUplinkDegraded:
-        if (e.kind == Element::Kind::kCoreLink) {
-          if (f.factor) {
-            s.core_link_factor[s.CoreLink(e.rail, e.spine, e.core)] *= static_cast<float>(*f.factor);
-          } else {
-            s.core_link_loss[s.CoreLink(e.rail, e.spine, e.core)] += static_cast<float>(*f.loss);
-          }
-        } else if (f.factor) {
-          s.uplink_factor[s.Uplink(e.rail, e.leaf, e.spine)] *= static_cast<float>(*f.factor);
+      case FaultKind::kUplinkDegraded: {
+        const bool up = f.direction != "down", down = f.direction != "up";
+        const bool core = e.kind == Element::Kind::kCoreLink;
+        const size_t k = core ? s.CoreLink(e.rail, e.spine, e.core) : s.Uplink(e.rail, e.leaf, e.spine);
+        auto& factor_up = core ? s.core_link_factor : s.uplink_factor;
+        auto& factor_down = core ? s.core_link_factor_down : s.uplink_factor_down;
+        auto& loss_up = core ? s.core_link_loss : s.uplink_loss;
+        auto& loss_down = core ? s.core_link_loss_down : s.uplink_loss_down;
+        if (f.factor) {
+          if (up) factor_up[k] *= static_cast<float>(*f.factor);
+          if (down) factor_down[k] *= static_cast<float>(*f.factor);
         } else {
-          s.uplink_loss[s.Uplink(e.rail, e.leaf, e.spine)] += static_cast<float>(*f.loss);
+          if (up) loss_up[k] += static_cast<float>(*f.loss);
+          if (down) loss_down[k] += static_cast<float>(*f.loss);
+        }
+        break;
+      }
+      case FaultKind::kUplinkFlap: s.uplink_flap[s.Uplink(e.rail, e.leaf, e.spine)] = static_cast<float>(*f.factor); break;
+      case FaultKind::kSpineCongested:
+        for (int l = 0; l < s.leaves; ++l) {
+          if (clos.three_tier() && clos.pod_of_leaf(l) != e.spine / o.spines) continue;
+          s.uplink_factor[s.Uplink(e.rail, l, e.spine)] *= static_cast<float>(*f.factor);
+          s.uplink_factor_down[s.Uplink(e.rail, l, e.spine)] *= static_cast<float>(*f.factor);
         }
         break;
       case FaultKind::kSpineLoss:
@@ -292,7 +379,15 @@ Expected ExpectedFinding(const Fault& f) {
     case FaultKind::kNodeSlow: return {"node", f.element};
     case FaultKind::kNicSlow: return {"nic", f.element};
     case FaultKind::kCableDegraded: return {"cable", f.element};
-    case FaultKind::kUplinkDegraded: return {"uplink", f.element};
+    case FaultKind::kUplinkDegraded: {
+      if (f.direction.empty()) return {"uplink", f.element};
+      // leaf~spine or spine~core: "up" goes from the first to the second.
+      const size_t tilde = f.element.find('~');
+      const std::string lo = f.element.substr(0, tilde), hi = f.element.substr(tilde + 1);
+      return {"uplink", f.element, f.direction == "up" ? lo + "->" + hi : hi + "->" + lo};
+    }
+    case FaultKind::kUplinkFlap: return {"uplink", f.element};
+    case FaultKind::kSpineCongested: return {"spine", f.element};
     case FaultKind::kSpineLoss: return {f.where.kind == Element::Kind::kCore ? "core" : "spine", f.element};
     case FaultKind::kMtuMismatch: return {"mtu", f.element};
     case FaultKind::kFlap: return {"cable", f.element};

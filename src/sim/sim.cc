@@ -65,7 +65,10 @@ nlohmann::json Score(std::vector<Fault> faults, std::vector<model::SweepElementF
     }
     ++true_findings;
     named.insert(f.element);
-    if (f.kind == it->second.kind) named_kind.insert(f.element);
+    // A one-way fault is named with its kind only in its direction.
+    if (f.kind == it->second.kind && (it->second.direction.empty() || f.direction == it->second.direction)) {
+      named_kind.insert(f.element);
+    }
   }
   nlohmann::json missed = nlohmann::json::array();
   for (const Fault& f : faults) {
@@ -92,8 +95,8 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
   if (!o.faults_json.empty()) {
     ASSIGN_OR_RETURN(faults, ParseFaults(o.faults_json, clos));
   }
-  if (o.realistic_mix) {
-    auto mix = RealisticMix(clos, o.seed);
+  if (o.realistic_mix || o.harsh_mix) {
+    auto mix = o.harsh_mix ? HarshMix(clos, o.seed) : RealisticMix(clos, o.seed);
     faults.insert(faults.end(), mix.begin(), mix.end());
   }
   const double cpu_start = ProcessCpuSeconds();
@@ -146,6 +149,7 @@ Result<nlohmann::json> RunSim(const SimOptions& o) {
   for (const auto& f : result.verdict.elements) {
     j["findings"].push_back({{"kind", f.kind}, {"element", f.element}, {"confidence", f.confidence},
                              {"severity", model::SeverityName(f.severity)}, {"ratio", f.ratio}, {"why", f.why}});
+    if (!f.direction.empty()) j["findings"].back()["direction"] = f.direction;
   }
   j["unconfirmed_suspects"] = nlohmann::json::array();
   for (const auto& f : result.verdict.findings) {

@@ -24,6 +24,7 @@ struct SimOptions {
   ClosOptions clos;
   std::string faults_json;       // a fault file's text; empty: none (or the generated mix)
   bool realistic_mix = false;    // --fault-mix realistic
+  bool harsh_mix = false;        // --fault-mix harsh: realistic plus one-way, gray-loss, flapping and congested links
   uint64_t seed = 1;
   SimTransportOptions transport;
   sweep::Pattern strategy = sweep::Pattern::kAdaptive;

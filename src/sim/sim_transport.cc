@@ -95,14 +95,21 @@ void SimTransport::SimulateRail(int rail, const std::vector<sweep::TestSpec>& sp
   for (int s = 0; s < m; ++s) {
     for (int c = 0; c < cores; ++c) {
       const size_t k = static_cast<size_t>(s) * cores + c;
-      capacity[core_up0 + k] = capacity[core_down0 + k] =
-          clos_.core_link_gbps() * state_.core_link_factor[state_.CoreLink(rail, s, c)];
+      capacity[core_up0 + k] = clos_.core_link_gbps() * state_.core_link_factor[state_.CoreLink(rail, s, c)];
+      capacity[core_down0 + k] = clos_.core_link_gbps() * state_.core_link_factor_down[state_.CoreLink(rail, s, c)];
     }
   }
+  // A flapping uplink is down in some rounds (its own draw, so the other
+  // draws of a round stay as they were): flows ECMP hashed onto it crawl
+  // until the routers move them.
+  std::mt19937_64 flap_rng(options_.seed * 7919 + static_cast<uint64_t>(round) * 257 + static_cast<uint64_t>(rail));
   for (int l = 0; l < leaves; ++l) {
     for (int s = 0; s < m; ++s) {
-      const double c = clos_.uplink_gbps() * state_.uplink_factor[state_.Uplink(rail, l, s)];
-      capacity[up0 + static_cast<size_t>(l) * m + s] = capacity[down0 + static_cast<size_t>(l) * m + s] = c;
+      const size_t k = state_.Uplink(rail, l, s);
+      const bool down = state_.uplink_flap[k] > 0 && unit(flap_rng) < state_.uplink_flap[k];
+      const double flap = down ? 0.02 : 1;
+      capacity[up0 + static_cast<size_t>(l) * m + s] = clos_.uplink_gbps() * state_.uplink_factor[k] * flap;
+      capacity[down0 + static_cast<size_t>(l) * m + s] = clos_.uplink_gbps() * state_.uplink_factor_down[k] * flap;
     }
   }
   struct Running {
@@ -158,11 +165,11 @@ void SimTransport::SimulateRail(int rail, const std::vector<sweep::TestSpec>& sp
           links.push_back(static_cast<int>(core_up0 + static_cast<size_t>(s) * cores + c));
           links.push_back(static_cast<int>(core_down0 + static_cast<size_t>(s2) * cores + c));
           loss += state_.core_link_loss[state_.CoreLink(rail, s, c)] +
-                  state_.core_link_loss[state_.CoreLink(rail, s2, c)] + state_.core_loss[state_.CoreAt(rail, c)] +
+                  state_.core_link_loss_down[state_.CoreLink(rail, s2, c)] + state_.core_loss[state_.CoreAt(rail, c)] +
                   state_.spine_loss[state_.SpineAt(rail, s2)];
         }
         links.push_back(static_cast<int>(down0 + static_cast<size_t>(lb) * m + s2));
-        loss += state_.uplink_loss[state_.Uplink(rail, la, s)] + state_.uplink_loss[state_.Uplink(rail, lb, s2)] +
+        loss += state_.uplink_loss[state_.Uplink(rail, la, s)] + state_.uplink_loss_down[state_.Uplink(rail, lb, s2)] +
                 state_.spine_loss[state_.SpineAt(rail, s)];
       }
       flow_links.push_back(std::move(links));

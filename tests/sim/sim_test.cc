@@ -102,6 +102,14 @@ TEST(Sim, EachFaultKindIsPinnedToItsElement) {
       {R"({"kind": "spine_loss", "element": "spine-r0-06", "loss": 0.004})", "spine"},
       {R"({"kind": "mtu_mismatch", "element": "n0100/r0", "mtu": 1500})", "mtu"},
       {R"({"kind": "flap", "element": "n0090/r1~leaf-r1-02", "factor": 0.3})", "cable"},
+      // What a symmetric model hides: one way only (recall needs the finding's direction to match).
+      {R"({"kind": "uplink_degraded", "element": "leaf-r1-03~spine-r1-05", "factor": 0.2, "direction": "up"})",
+       "uplink"},
+      {R"({"kind": "uplink_degraded", "element": "leaf-r0-02~spine-r0-01", "factor": 0.2, "direction": "down"})",
+       "uplink"},
+      {R"({"kind": "uplink_degraded", "element": "leaf-r0-00~spine-r0-02", "loss": 0.003, "direction": "down"})",
+       "uplink"},
+      {R"({"kind": "spine_congested", "element": "spine-r0-04", "factor": 0.3})", "spine"},
   };
   for (const auto& [fault, kind] : cases) {
     auto r = Simulate("[" + fault + R"(, {"kind": "noise", "element": "n0011", "cv": 0.25}])");
@@ -112,6 +120,34 @@ TEST(Sim, EachFaultKindIsPinnedToItsElement) {
     EXPECT_EQ(r["findings"][0]["kind"], kind);
     EXPECT_LE(r["rounds"].get<int>(), 30);
   }
+}
+
+TEST(Sim, OneWayFaultsAreNamedWithTheirDirection) {
+  auto up = Simulate(R"([{"kind": "uplink_degraded", "element": "leaf-r1-03~spine-r1-05", "factor": 0.2,
+                          "direction": "up"}])");
+  ASSERT_EQ(up["findings"].size(), 1u) << up["findings"].dump(1);
+  EXPECT_EQ(up["findings"][0]["direction"], "leaf-r1-03->spine-r1-05");
+  auto down = Simulate(R"([{"kind": "uplink_degraded", "element": "leaf-r1-03~spine-r1-05", "loss": 0.005,
+                            "direction": "down"}])");
+  ASSERT_EQ(down["findings"].size(), 1u) << down["findings"].dump(1);
+  EXPECT_EQ(down["findings"][0]["direction"], "spine-r1-05->leaf-r1-03");
+  auto both = Simulate(R"([{"kind": "uplink_degraded", "element": "leaf-r1-03~spine-r1-05", "factor": 0.2}])");
+  ASSERT_EQ(both["findings"].size(), 1u) << both["findings"].dump(1);
+  EXPECT_EQ(both["findings"][0]["direction"], "both");
+}
+
+TEST(Faults, DirectionIsForUplinksOnly) {
+  Clos c = Small();
+  auto bad = ParseFaults(R"([{"kind": "spine_loss", "element": "spine-r0-01", "loss": 0.01, "direction": "up"}])", c);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("direction is for uplink_degraded only"), std::string::npos);
+  auto sideways = ParseFaults(
+      R"([{"kind": "uplink_degraded", "element": "leaf-r0-01~spine-r0-01", "loss": 0.01, "direction": "left"}])", c);
+  ASSERT_FALSE(sideways.ok());
+  auto ok = ParseFaults(
+      R"([{"kind": "uplink_degraded", "element": "leaf-r0-01~spine-r0-01", "loss": 0.01, "direction": "up"}])", c);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ExpectedFinding((*ok)[0]).direction, "leaf-r0-01->spine-r0-01");
 }
 
 TEST(Sim, HealthyFabricWithDecoysNamesNothing) {

@@ -36,12 +36,15 @@ int Usage(const std::string& m) {
 int Run(const Options& o) {
   auto strategy = sweep::ParsePattern(o.strategy);
   if (!strategy.ok()) return Usage(strategy.status().message());
-  if (!o.fault_mix.empty() && o.fault_mix != "realistic") return Usage("--fault-mix: the one mix is 'realistic'");
+  if (!o.fault_mix.empty() && o.fault_mix != "realistic" && o.fault_mix != "harsh") {
+    return Usage("--fault-mix: 'realistic' or 'harsh'");
+  }
   sim::SimOptions so;
   so.clos = o.clos;
   so.strategy = *strategy;
   so.seed = o.seed;
   so.realistic_mix = o.fault_mix == "realistic";
+  so.harsh_mix = o.fault_mix == "harsh";
   so.transport.noise_cv = o.noise_cv;
   so.transport.tail_probability = o.tail;
   so.transport.round_seconds = o.round_seconds;
@@ -91,7 +94,9 @@ app::RunFn Setup(CLI::App& root) {
   t.Number("--nic-gbps", o->clos.nic_gbps, "NIC and cable rate, Gb/s", 1, 100000);
   t.Text("--strategy", o->strategy, "pairwise, ring, k-random, topology or adaptive", "strategy");
   t.Path("--faults", o->faults, "Fault file: JSON list of {kind, element, factor|loss|mtu|cv}");
-  t.Text("--fault-mix", o->fault_mix, "Generate faults: realistic (every kind at once, with noise decoys)",
+  t.Text("--fault-mix", o->fault_mix,
+         "Generate faults: realistic (every kind at once, with noise decoys); harsh (realistic plus uplinks degraded "
+         "or lossy one way, a flapping uplink, a congested spine)",
          "realistic");
   t.Count("--seed", o->seed, "Seed of the fault mix, ECMP source ports and noise", 0, uint64_t{1} << 62);
   t.Number("--noise-cv", o->noise_cv, "Measurement noise (coefficient of variation)", 0, 0.5);
