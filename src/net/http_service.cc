@@ -30,6 +30,7 @@
 #include "base/log.h"
 #include "base/rate_limit.h"
 #include "base/strings.h"
+#include "base/thread_group.h"
 #include "net/auth.h"
 
 #include <nlohmann/json.hpp>
@@ -709,13 +710,33 @@ Result<std::unique_ptr<HttpService>> HttpService::Start(HttpServiceOptions optio
     if (::epoll_ctl(s.epoll_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return ErrnoError(errno, o.name + ": epoll_ctl");
   }
   s.server.SetServing(s.listen_fd.get());
-  s.live_workers = o.limits.workers;
-  for (int i = 0; i < o.limits.workers; ++i) s.workers.emplace_back([state] { state->RunWorker(); });
-  s.reactor = std::thread([state] { state->RunReactor(); });
-
   std::unique_ptr<HttpService> service(new HttpService());
-  service->state_ = std::move(state);
+  service->state_ = state;
   service->port_ = port;
+  // Under a thread limit the service does not start, and says why; the
+  // threads that did start are stopped and joined by Stop().
+  for (int i = 0; i < o.limits.workers; ++i) {
+    std::thread worker;
+    {
+      std::lock_guard lock(s.mu);
+      ++s.live_workers;
+    }
+    Status started = base::StartThread(o.name + " worker", worker, [state] { state->RunWorker(); });
+    if (!started.ok()) {
+      {
+        std::lock_guard lock(s.mu);
+        --s.live_workers;
+      }
+      (void)service->Stop();
+      return started;
+    }
+    s.workers.push_back(std::move(worker));
+  }
+  if (Status started = base::StartThread(o.name + " event thread", s.reactor, [state] { state->RunReactor(); });
+      !started.ok()) {
+    (void)service->Stop();
+    return started;
+  }
   return service;
 }
 

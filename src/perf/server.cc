@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include "base/log.h"
+#include "base/thread_group.h"
 #include "base/units.h"
 #include "fabcheck/model/json_fields.h"
 #include "fabcheck/version.h"
@@ -116,7 +117,14 @@ void Server::Run() {
     }
     Client& c = clients_.emplace_back();
     c.accepted_ns = NowNs();
-    c.thread = std::thread(&Server::Handle, this, std::move(*fd), std::ref(c));
+    Status started = base::StartThread("a perf client connection", c.thread,
+                                       [this, sock = std::move(*fd), &c]() mutable { Handle(std::move(sock), c); });
+    if (!started.ok()) {
+      // Under a pod's thread limit: this connection closes, the server goes on.
+      clients_.pop_back();
+      ++refused_;
+      if (auto held = crowd_log_.Admit()) LOG_WARN("perf", "refused a connection: {}{}", started.message(), HeldBack(*held));
+    }
   }
   Reap(true);
 }

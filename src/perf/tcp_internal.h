@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/thread_group.h"
 #include "perf/cpu_placement.h"
 #include "perf/peak_meter.h"
 #include "perf/socket.h"
@@ -29,6 +30,11 @@ void FillPattern(char* buf, size_t len, uint64_t seed);
 std::optional<size_t> CheckPattern(const char* buf, size_t len, uint64_t seed);
 
 using perf::PeakMeter;
+
+// The budget this side's worker threads count against (ThreadGroup's second argument).
+inline base::Budget* ThreadBudget(const LocalContext& local) {
+  return local.threads != nullptr ? local.threads : &base::ProcessThreads();
+}
 
 // An aligned host buffer touched by the calling thread (first touch places it
 // on that thread's NUMA node).

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <thread>
 
+#include "base/thread_group.h"
 #include "base/units.h"
 #include "perf/kv_pattern.h"
 #include "perf/tcp_internal.h"
@@ -382,12 +383,13 @@ Result<SideMeasurement> RunServer(Run& run, uint64_t page, ControlChannel& contr
   RETURN_IF_ERROR(control.Exchange("kv.page_table", {{"pages", table}}, run.ctx.local.io_timeout).status());
   const size_t n = run.ctx.socks.size();
   std::vector<Receiver> receivers(n);
-  std::vector<std::thread> threads;
-  for (size_t c = 0; c < n; ++c) {
-    threads.emplace_back(ReceiverThread, std::ref(run), std::ref(receivers[c]), static_cast<int>(c), pool.data,
-                         pool_pages, page);
+  {
+    base::ThreadGroup threads(fmt::format("{} kv receivers", run.ctx.peer), ThreadBudget(run.ctx.local));
+    Status started = threads.StartEach(n, [&](size_t c) {
+      ReceiverThread(run, receivers[c], static_cast<int>(c), pool.data, pool_pages, page);
+    });
+    if (!started.ok()) run.Fail(started);  // stops the receivers that did start; the group joins them
   }
-  for (auto& t : threads) t.join();
   RETURN_IF_ERROR(run.Outcome());
   SideMeasurement m;
   for (const auto& r : receivers) {
@@ -411,13 +413,18 @@ Result<SideMeasurement> RunClientSide(Run& run, uint64_t page, ControlChannel& c
   FillPattern(source.data, source.size, PatternSeed(0, 0));
   const size_t n = run.ctx.socks.size();
   std::vector<Slot> slots(n);
-  std::vector<std::thread> threads;
-  for (size_t c = 0; c < n; ++c) {
-    threads.emplace_back(AckThread, std::ref(run), std::ref(slots[c]), static_cast<int>(c));
-    threads.emplace_back(SenderThread, std::ref(run), std::ref(slots[c]), static_cast<int>(c), std::cref(table),
-                         source.data, source_pages, page);
+  {
+    base::ThreadGroup threads(fmt::format("{} kv senders", run.ctx.peer), ThreadBudget(run.ctx.local));
+    Status started = threads.StartEach(n, [&](size_t c) {
+      AckThread(run, slots[c], static_cast<int>(c));
+    });
+    if (started.ok()) {
+      started = threads.StartEach(n, [&](size_t c) {
+        SenderThread(run, slots[c], static_cast<int>(c), table, source.data, source_pages, page);
+      });
+    }
+    if (!started.ok()) run.Fail(started);  // stops what did start; the group joins it
   }
-  for (auto& t : threads) t.join();
   RETURN_IF_ERROR(run.Outcome());
   if (run.ctx.local.cancelled()) return CancelledError(fmt::format("{} during kv: test stopped", run.ctx.peer));
   SideMeasurement m;

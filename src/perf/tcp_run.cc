@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/json_text.h"
+#include "base/thread_group.h"
 #include "dl/cuda.h"
 #include "perf/tcp_internal.h"
 #include "perf/tcp_transport.h"
@@ -270,14 +271,21 @@ Result<SideMeasurement> RunBandwidth(const RunContext& ctx, uint64_t size, Contr
   st.tx_meter = std::make_unique<PeakMeter>(st.t0);
   st.rx_meter = std::make_unique<PeakMeter>(st.t0);
   std::vector<Direction> dirs(static_cast<size_t>(n));
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(n));
+  base::ThreadGroup threads(fmt::format("{} bw streams", ctx.peer), ThreadBudget(ctx.local));
   for (int c = 0; c < n; ++c) {
     Direction& d = dirs[static_cast<size_t>(c)];
-    if (sends_on(c)) {
-      threads.emplace_back(SenderThread, std::cref(ctx), std::ref(st), c, stream_of(c), size, std::ref(d));
-    } else {
-      threads.emplace_back(ReceiverThread, std::cref(ctx), std::ref(st), c, stream_of(c), size, std::ref(d));
+    Status started = threads.Start([&ctx, &st, c, stream = stream_of(c), size, &d, sends = sends_on(c)] {
+      (sends ? SenderThread : ReceiverThread)(ctx, st, c, stream, size, d);
+    });
+    if (!started.ok()) {
+      // The threads that started wait for the others at the latch: release
+      // them into a stopped run, then join them (ThreadGroup's destructor).
+      st.abort = true;
+      for (auto& s : ctx.socks) ::shutdown(s.get(), SHUT_RDWR);
+      st.latch.count_down(n - c);
+      st.latch.arrive_and_wait();
+      threads.JoinAll();
+      return started;
     }
   }
   st.latch.arrive_and_wait();
@@ -286,7 +294,7 @@ Result<SideMeasurement> RunBandwidth(const RunContext& ctx, uint64_t size, Contr
   // long the run. With --duration, receivers learn their targets from it.
   bool joined = false;
   if (p.iters != 0) {
-    for (auto& t : threads) t.join();
+    threads.JoinAll();
     joined = true;
   } else {
     std::unique_lock lock(st.mu);
@@ -324,9 +332,7 @@ Result<SideMeasurement> RunBandwidth(const RunContext& ctx, uint64_t size, Contr
     st.abort = true;
     for (auto& s : ctx.socks) ::shutdown(s.get(), SHUT_RDWR);
   }
-  if (!joined) {
-    for (auto& t : threads) t.join();
-  }
+  if (!joined) threads.JoinAll();
   Status local_error = FirstError(dirs);
   if (outcome.code() == StatusCode::kAborted) {
     // The peer said why it stopped; what we saw here is usually the consequence.
@@ -379,7 +385,8 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
   uint64_t done = 0;
   std::vector<Clock::time_point> stamps;
 
-  std::thread worker([&] {
+  base::ThreadGroup worker(fmt::format("{} lat", ctx.peer), ThreadBudget(ctx.local));
+  RETURN_IF_ERROR(worker.Start([&] {
     PinThread(ctx.cpus);
     WaitContext wait{ctx.local.cancel, &abort, ctx.local.io_timeout, ctx.peer};
     Stage stage;
@@ -458,19 +465,19 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
       }
     }
     if (!status.ok()) abort = true;
-  });
+  }));
 
   auto wait_ms = ctx.local.io_timeout * 2 +
                  std::chrono::milliseconds(static_cast<int64_t>(p.duration_s * 1000) * 2 + 5000);
   Result<nlohmann::json> theirs = nlohmann::json::object();
   if (client) {
-    worker.join();
+    worker.JoinAll();
     nlohmann::json mine = {{"messages", done}};
     if (!status.ok()) mine["error"] = status.message();
     theirs = control.Exchange(fmt::format("lat size {}", size), mine, wait_ms);
     if (!status.ok()) return status;
   } else {
-    if (p.iters != 0) worker.join();  // the count is known: the wait below stays short
+    if (p.iters != 0) worker.JoinAll();  // the count is known: the wait below stays short
     theirs = control.Exchange(fmt::format("lat size {}", size), nlohmann::json::object(), wait_ms);
     if (theirs.ok() && !theirs->contains("error")) {
       auto it = theirs->find("messages");
@@ -479,7 +486,7 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
       abort = true;
     }
     if (!theirs.ok() || theirs->contains("error")) ::shutdown(fd, SHUT_RDWR);
-    if (worker.joinable()) worker.join();
+    worker.JoinAll();
   }
   if (!theirs.ok()) return theirs.status();
   if (theirs->contains("error")) {

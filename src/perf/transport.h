@@ -52,6 +52,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/budget.h"
 #include "base/status.h"
 #include "fabcheck/model/perf.h"
 #include "sys/sysroot.h"
@@ -221,6 +222,9 @@ struct LocalContext {
   // Client, tcp: TTL-limited probes 1..trace_hops on each data connection's
   // 5-tuple before it connects (perf/flow_path.h); 0 = none.
   int trace_hops = 0;
+  // The budget this side's worker threads count against (a request's share
+  // when an agent runs the test for a caller); null = the process's.
+  base::Budget* threads = nullptr;
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };
 

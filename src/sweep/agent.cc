@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/thread_group.h"
 #include "control/netif.h"
 #include "fabcheck/version.h"
 #include "perf/server.h"
@@ -28,7 +29,7 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   auto perf_server = perf::Server::Start(serve);
   if (!perf_server.ok()) return perf_server.status().WithContext("agent: perf server");
   a->perf_ = std::move(perf_server).value();
-  a->perf_thread_ = std::thread([p = a->perf_.get()] { p->Run(); });
+  RETURN_IF_ERROR(base::StartThread("the agent's perf server", a->perf_thread_, [p = a->perf_.get()] { p->Run(); }));
 
   control::AgentInfo& info = a->info_;
   info.name = config.name.empty() ? control::NodeName() : config.name;

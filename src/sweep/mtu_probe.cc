@@ -13,6 +13,8 @@
 #include <random>
 #include <vector>
 
+#include "base/thread_group.h"
+
 namespace fabcheck::sweep {
 namespace {
 
@@ -69,7 +71,7 @@ Result<std::unique_ptr<MtuEcho>> MtuEcho::Start(const std::string& bind, int por
   }
   freeaddrinfo(res);
   if (!echo->fd_.valid()) return last;
-  echo->thread_ = std::thread([e = echo.get()] { e->Loop(); });
+  RETURN_IF_ERROR(base::StartThread("the path-MTU echo", echo->thread_, [e = echo.get()] { e->Loop(); }));
   return echo;
 }
 
