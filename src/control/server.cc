@@ -4,6 +4,8 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
+#include <new>
 
 #include "base/json_text.h"
 #include "base/log.h"
@@ -19,6 +21,30 @@ void Reply(httplib::Response& res, int status, const nlohmann::json& body) {
 
 void Error(httplib::Response& res, int status, const std::string& message) {
   Reply(res, status, nlohmann::json{{"error", message}});
+}
+
+// A test slot taken for the length of one request, given back however it ends.
+class TestSlot {
+ public:
+  explicit TestSlot(std::atomic<int>& running) : running_(running) {}
+  ~TestSlot() { running_.fetch_sub(1); }
+  TestSlot(const TestSlot&) = delete;
+  TestSlot& operator=(const TestSlot&) = delete;
+
+ private:
+  std::atomic<int>& running_;
+};
+
+// Runs a route's work; running out of memory is the request's error (HTTP
+// 409, the agent goes on), never the agent's end.
+template <typename Fn>
+void OrOutOfMemory(httplib::Response& res, const char* what, Fn fn) {
+  try {
+    fn();
+  } catch (const std::bad_alloc&) {
+    res.body.clear();
+    Error(res, 409, fmt::format("{}: the agent ran out of memory serving this request (ask for less)", what));
+  }
 }
 
 int HttpStatusFor(StatusCode code) {
@@ -108,9 +134,11 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
           }
         }
         std::lock_guard lock(self->node_mu_);
-        auto answer = (*handler)(request);
-        if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
-        Reply(res, 200, *answer);
+        OrOutOfMemory(res, what, [&] {
+          auto answer = (*handler)(request);
+          if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
+          Reply(res, 200, *answer);
+        });
       };
     };
     http.Post("/v1/node", json_route(&self->options_.node, "/v1/node"));
@@ -125,12 +153,15 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
         return Error(res, 400, "/v1/coll: the body is not a JSON object");
       }
       LOG_INFO("agent", "collective ranks requested by {}", req.remote_addr);
-      auto answer = self->options_.coll(request);
-      if (!answer.ok()) {
-        int status = answer.status().code() == StatusCode::kUnavailable ? 409 : HttpStatusFor(answer.status().code());
-        return Error(res, status, answer.status().message());
-      }
-      Reply(res, 200, *answer);
+      OrOutOfMemory(res, "/v1/coll", [&] {
+        auto answer = self->options_.coll(request);
+        if (!answer.ok()) {
+          int status =
+              answer.status().code() == StatusCode::kUnavailable ? 409 : HttpStatusFor(answer.status().code());
+          return Error(res, status, answer.status().message());
+        }
+        Reply(res, 200, *answer);
+      });
     });
     // KV transfers run for seconds and read nothing of the node: no lock,
     // but they count against the tests this agent runs at once.
@@ -145,12 +176,14 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
         return Error(res, 409,
                      fmt::format("agent busy: {} tests already running", self->options_.max_concurrent_tests));
       }
+      TestSlot slot(self->running_tests_);
       LOG_INFO("agent", "kv transfers requested by {}", req.remote_addr);
-      auto answer = self->options_.kv(request);
-      self->running_tests_.fetch_sub(1);
-      self->tests_.fetch_add(1);
-      if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
-      Reply(res, 200, *answer);
+      OrOutOfMemory(res, "/v1/kv", [&] {
+        auto answer = self->options_.kv(request);
+        self->tests_.fetch_add(1);
+        if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
+        Reply(res, 200, *answer);
+      });
     });
     http.Post("/v1/test", [self](const httplib::Request& req, httplib::Response& res) {
       if (!self->options_.run_test) return Error(res, 501, "this agent cannot run tests");
@@ -163,11 +196,13 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       }
       LOG_INFO("agent", "test {} -> {} ({}) from {}", self->options_.info.name, request->peer_name, request->peer,
                req.remote_addr);
-      auto response = self->options_.run_test(*request);
-      self->running_tests_.fetch_sub(1);
-      self->tests_.fetch_add(1);
-      if (!response.ok()) return Error(res, HttpStatusFor(response.status().code()), response.status().message());
-      Reply(res, 200, *response);
+      TestSlot slot(self->running_tests_);
+      OrOutOfMemory(res, "/v1/test", [&] {
+        auto response = self->options_.run_test(*request);
+        self->tests_.fetch_add(1);
+        if (!response.ok()) return Error(res, HttpStatusFor(response.status().code()), response.status().message());
+        Reply(res, 200, *response);
+      });
     });
     http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
       if (res.body.empty()) {

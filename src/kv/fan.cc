@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <thread>
-
+#include "base/thread_group.h"
 #include "base/units.h"
 #include "base/utc_time.h"
+#include "control/budgets.h"
 #include "fabcheck/model/json_fields.h"
 #include "kv/figures.h"
 
@@ -77,6 +77,12 @@ Status RunSpecFromJson(const nlohmann::json& j, RunOptions& o) {
     return InvalidArgumentError(fmt::format("kv run spec: {}", jf::ExceptionMessage(e)));
   }
   if (o.inflight < 1 || o.inflight > 256) return InvalidArgumentError("kv run spec: 'inflight' out of 1..256");
+  if (o.pool_bytes == 0 || o.pool_bytes > control::kAgentKvPoolBytes) {
+    return InvalidArgumentError(fmt::format("kv run spec: 'pool_bytes' {} out of 1..{} (an agent's perf server takes "
+                                            "at most that per test; use --pool {} or less)",
+                                            o.pool_bytes, control::kAgentKvPoolBytes,
+                                            FormatSize(control::kAgentKvPoolBytes)));
+  }
   if (o.requests == 0 && !(o.duration_s > 0 && o.duration_s <= 3600)) {
     return InvalidArgumentError("kv run spec: give 'requests', or 'duration_s' in (0, 3600]");
   }
@@ -110,23 +116,45 @@ control::JsonHandler AgentKvHandler(AgentKvEnv env) {
       if (x.name.empty()) x.name = x.host;
       list.push_back(std::move(x));
     }
-    // Every transfer at once: that is the point of fan-out.
+    // Each target's transfer opens `inflight` data connections, two threads
+    // each here: bounded per request before anything starts.
+    const uint64_t connections = list.size() * static_cast<uint64_t>(base.inflight);
+    if (connections > control::kAgentKvConnectionsPerRequest) {
+      return ResourceExhaustedError(fmt::format(
+          "/v1/kv: {} targets x inflight {} = {} data connections, above this agent's {} per request (ask for fewer "
+          "targets or a lower --inflight)",
+          list.size(), base.inflight, connections, control::kAgentKvConnectionsPerRequest));
+    }
+    // Every transfer at once: that is the point of fan-out. The request's
+    // buffers and threads come out of its shares of the agent's budgets.
+    control::RequestBudgets budgets("/v1/kv");
     std::vector<nlohmann::json> answers(list.size());
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < list.size(); ++i) {
-      threads.emplace_back([&, i] {
+    {
+      base::ThreadGroup threads(fmt::format("kv transfers to {} targets", list.size()), &budgets.threads);
+      Status started = threads.StartEach(list.size(), [&](size_t i) {
         RunOptions o = base;
         o.client.root = env.root;
         o.client.host = list[i].host;
         o.client.port = list[i].port;
         o.client.token = env.token;
         o.client.tls = env.peer_tls;
-        auto r = Run(o);
-        answers[i] = r.ok() ? nlohmann::json{{"target", list[i].name}, {"result", *r}}
-                            : nlohmann::json{{"target", list[i].name}, {"error", r.status().message()}};
+        o.client.memory = &budgets.memory;
+        o.client.threads = &budgets.threads;
+        try {
+          auto r = Run(o);
+          answers[i] = r.ok() ? nlohmann::json{{"target", list[i].name}, {"result", *r}}
+                              : nlohmann::json{{"target", list[i].name}, {"error", r.status().message()}};
+        } catch (const std::bad_alloc&) {
+          // Out of memory is this transfer's error, not the agent's end.
+          answers[i] = {{"target", list[i].name}, {"error", "out of memory on the agent during the transfer"}};
+        }
       });
+      // The transfers that did start run to their end (their own timeouts);
+      // each that did not says why in its place of the answer.
+      for (size_t i = threads.started(); i < list.size(); ++i) {
+        answers[i] = {{"target", list[i].name}, {"error", "not run: " + started.message()}};
+      }
     }
-    for (auto& t : threads) t.join();
     return nlohmann::json{{"results", answers}};
   };
 }
@@ -195,15 +223,20 @@ Result<model::KvFanResult> RunFan(const FanOptions& o) {
   Say(o, fmt::format("{}: {} transfer(s) at once {} {} ({} pages of {} per request)", r.mode, targets.size() - 1,
                      o.fan_out ? "out of" : "into", r.hub, o.run.sizing.transfers_per_request,
                      FormatSize(o.run.sizing.page_bytes)));
-  std::vector<std::thread> threads;
-  for (auto& c : calls) {
-    threads.emplace_back([&, &c = c] {
-      nlohmann::json body = {{"run", spec}, {"targets", nlohmann::json::array()}};
-      for (size_t i : c.into) body["targets"].push_back(target_json(targets[i]));
-      c.answer = control::AgentClient(o.members[c.writer], o.control).Kv(body, timeout);
-    });
+  {
+    // Every call at once (the transfers overlap, that is the measurement);
+    // a call that could not start says so in its member's error.
+    base::Budget own("threads of kv --agents", calls.size(), nullptr, "threads");
+    base::ThreadGroup threads("kv --agents calls", &own);
+    for (auto& c : calls) {
+      Status started = threads.Start([&, &c = c] {
+        nlohmann::json body = {{"run", spec}, {"targets", nlohmann::json::array()}};
+        for (size_t i : c.into) body["targets"].push_back(target_json(targets[i]));
+        c.answer = control::AgentClient(o.members[c.writer], o.control).Kv(body, timeout);
+      });
+      if (!started.ok()) c.answer = started;
+    }
   }
-  for (auto& t : threads) t.join();
   for (const auto& c : calls) {
     for (size_t k = 0; k < c.into.size(); ++k) {
       model::KvFanMember m;

@@ -164,6 +164,12 @@ Result<model::PerfResult> RunClient(const ClientOptions& o, std::vector<RawSize>
   RETURN_IF_ERROR(ValidateTestParams(p));
   ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, CreateTransport(p.transport));
   RETURN_IF_ERROR(CheckCapabilities(p, transport->GetCapabilities(), Role::kClient));
+  base::Budget::Lease buffers;
+  if (o.memory != nullptr) {
+    ASSIGN_OR_RETURN(buffers, o.memory->Take(transport->MemoryNeeded(p, Role::kClient),
+                                             fmt::format("the buffers of a {} test against {}:{}",
+                                                         model::PerfTestName(p.test), o.host, o.port)));
+  }
 
   ASSIGN_OR_RETURN(UniqueFd fd, ConnectTcp(o.host, o.port, o.connect_timeout));
   std::string server_name = fmt::format("{}:{}", o.host, o.port);
@@ -177,6 +183,7 @@ Result<model::PerfResult> RunClient(const ClientOptions& o, std::vector<RawSize>
   local.io_timeout = o.io_timeout;
   local.cancel = o.cancel;
   local.trace_hops = o.trace_hops;
+  local.threads = o.threads;
   FramedConnection conn(std::move(fd), "server " + server_name, o.cancel);
   if (o.tls) RETURN_IF_ERROR(conn.StartTls(*o.tls, /*as_server=*/false, o.tls_server_name, o.connect_timeout));
 
@@ -208,7 +215,13 @@ Result<model::PerfResult> RunClient(const ClientOptions& o, std::vector<RawSize>
     return FailedPreconditionError(fmt::format("{} wants authentication scheme '{}', this client knows '{}'",
                                                conn.peer(), auth, kAuthScheme));
   } else if (o.token) {
-    LOG_WARN("perf", "{} does not require a token; the one given is not used", conn.peer());
+    // With a token, the server's proof of it is what says this is the server
+    // meant; one that asks for none proves nothing (an impostor on its
+    // address, or a server started without the token).
+    return UnauthenticatedError(fmt::format(
+        "{} answered auth: none, so it cannot prove it knows the token given here: refusing to test against it "
+        "(start it with the same --token-file, or drop --token-file here if it is meant to be open)",
+        conn.peer()));
   }
   RETURN_IF_ERROR(conn.Send({{"type", "request"}, {"params", p}}, "request", o.io_timeout));
   auto accept = conn.Expect("accept", "request", o.io_timeout, kMaxFrame);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "base/budget.h"
 #include "base/status.h"
 #include "fabcheck/model/perf.h"
 #include "perf/protocol.h"
@@ -37,6 +38,14 @@ struct ClientOptions {
   // with TTL-limited probes 1..trace_hops on its 5-tuple (perf/flow_path.h);
   // the result's client endpoint lists them (PerfEndpoint::flows). 0 = off.
   int trace_hops = 0;
+  // Client-side ceilings when this side runs for someone else (an agent's
+  // /v1/test and /v1/kv): the caller chose the server, so the server's
+  // --max-mem does not protect this node. The buffers the test needs here are
+  // taken from `memory` before anything is allocated (ResourceExhausted
+  // otherwise), worker threads from `threads`. Null = no ceiling beyond the
+  // process's thread budget (the perf command: the user is the caller).
+  base::Budget* memory = nullptr;
+  base::Budget* threads = nullptr;
 };
 
 // Both sides' raw measurements of one size, as the client saw them (`mine` =

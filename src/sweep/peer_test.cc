@@ -4,13 +4,15 @@
 
 #include <chrono>
 
+#include "control/budgets.h"
 #include "perf/engine.h"
 #include "sweep/mtu_probe.h"
 
 namespace fabcheck::sweep {
 namespace {
 
-Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerTestEnv& env, model::PerfTest test) {
+Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerTestEnv& env, model::PerfTest test,
+                                  control::RequestBudgets& budgets) {
   auto kind = perf::ParseTransportKind(r.transport);
   if (!kind) {
     return InvalidArgumentError(fmt::format("unknown transport '{}' (use tcp or verbs)", r.transport));
@@ -21,6 +23,8 @@ Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerT
   o.token = env.token;
   o.root = env.root;
   o.cancel = env.cancel;
+  o.memory = &budgets.memory;
+  o.threads = &budgets.threads;
   o.tls = env.tls;  // chain only: the peer's rail address need not be in its certificate
   o.connect_timeout = std::chrono::milliseconds(std::min(r.timeout_ms, 5000));
   o.io_timeout = std::chrono::milliseconds(r.timeout_ms);
@@ -48,9 +52,12 @@ Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerT
 Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& r, const PeerTestEnv& env) {
   const auto start = std::chrono::steady_clock::now();
   control::PeerTestResponse out;
+  // The caller names the peer, so the peer's limits do not protect this node:
+  // the request's buffers and threads come out of the agent's budgets.
+  control::RequestBudgets budgets("/v1/test");
   const std::string peer = r.peer_name.empty() ? r.peer : fmt::format("{} ({})", r.peer_name, r.peer);
   if (r.bandwidth) {
-    auto bw = RunPerf(r, env, model::PerfTest::kBw);
+    auto bw = RunPerf(r, env, model::PerfTest::kBw, budgets);
     if (bw.ok() && bw->results.front().bw) {
       out.bw_gbps = bw->results.front().bw->avg_gbps;
       out.transport = bw->settings.transport;
@@ -63,7 +70,7 @@ Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& r,
     }
   }
   if (r.latency) {
-    auto lat = RunPerf(r, env, model::PerfTest::kLat);
+    auto lat = RunPerf(r, env, model::PerfTest::kLat, budgets);
     if (lat.ok() && lat->results.front().lat) {
       out.lat_median_us = lat->results.front().lat->median_us;
       out.lat_p99_us = lat->results.front().lat->p99_us;
