@@ -360,12 +360,14 @@ Result<std::unique_ptr<TcpRankExchange>> TcpRankExchange::Create(const std::stri
   r->connect_host_ = host;
   r->config_ = config;
   if (serve) {
-    // Every address: the others reach rank 0 by whatever name --coordinator gives.
+    // Every address unless told (the others reach rank 0 by whatever name
+    // --coordinator gives); an agent's ranks bind the agent's address.
     std::shared_ptr<const net::TlsContext> tls;
     if (config.tls) {
       ASSIGN_OR_RETURN(tls, net::TlsContext::ForServer(*config.tls));
     }
-    ASSIGN_OR_RETURN(r->server_, RendezvousServer::Start("0.0.0.0", port, config.world_size, config.token, tls));
+    ASSIGN_OR_RETURN(r->server_, RendezvousServer::Start(config.bind.empty() ? "0.0.0.0" : config.bind, port,
+                                                             config.world_size, config.token, tls));
     r->port_ = r->server_->port();
     r->connect_host_ = "127.0.0.1";
   }
@@ -399,16 +401,33 @@ Result<json> TcpRankExchange::Call(const std::string& method, const std::string&
   http.set_read_timeout(cap(std::chrono::milliseconds(10000)));
   http.set_write_timeout(cap(std::chrono::milliseconds(10000)));
   if (config_.token) http.set_bearer_token_auth(*config_.token);
-  auto res = method == "POST" ? http.Post(path, body->dump(), "application/json") : http.Get(path);
   const std::string where = fmt::format("the rendezvous at {}:{}", host_, port_);
-  if (!res && (res.error() == httplib::Error::SSLServerVerification || res.error() == httplib::Error::SSLConnection)) {
-    return UnavailableError(net::HttpErrorText(res.error(), where, tls, host_));  // the same on every retry
+  net::BoundedRequest request;
+  request.method = method;
+  request.path = path;
+  if (body != nullptr) request.body = body->dump();
+  // The board's answers list at most every rank's host: an answer longer
+  // than this is not a fabcheck rendezvous, and must not fill this rank's memory.
+  request.max_body = kMaxRendezvousAnswer;
+  request.deadline = std::min(deadline, std::chrono::steady_clock::now() + cap(std::chrono::milliseconds(12000)));
+  request.where = where;
+  httplib::Error err = httplib::Error::Success;
+  auto res = net::SendBounded(http, request, &err);
+  if (!res.ok() && (err == httplib::Error::SSLServerVerification || err == httplib::Error::SSLConnection)) {
+    // the same on every retry
+    return UnavailableError(net::HttpErrorText(err, where, tls, host_, http.get_openssl_verify_result()));
   }
-  if (!res) {
+  if (!res.ok() && err == httplib::Error::Success) return res.status();  // too large, too late, out of memory
+  if (!res.ok()) {
     *retryable = true;  // rank 0 may not be listening yet
-    return UnavailableError(fmt::format("cannot reach {}: {}", where, httplib::to_string(res.error())));
+    return UnavailableError(fmt::format("cannot reach {}: {}", where, httplib::to_string(err)));
   }
-  json j = json::parse(res->body, nullptr, false);
+  json j;
+  try {
+    j = json::parse(res->body, nullptr, false);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(fmt::format("{}: out of memory parsing its answer", where));
+  }
   if (res->status == 401) {
     return UnauthenticatedError(fmt::format("{} refused our token (give every rank the same --token-file)", where));
   }

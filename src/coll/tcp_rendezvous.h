@@ -35,6 +35,9 @@
 namespace fabcheck::coll {
 
 inline constexpr int kDefaultRendezvousPort = 18523;
+// The largest answer a rank reads from the board (every rank's host name at
+// 4,096 ranks is about 1 MiB); anything longer ends the call with an error.
+inline constexpr size_t kMaxRendezvousAnswer = 4 << 20;
 
 // The NCCL unique id as hex (256 characters) and back; the parse fails on
 // anything but exactly that many hex digits.

@@ -4,9 +4,32 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <mutex>
+
+#include "base/log.h"
+#include "base/units.h"
+#include "control/budgets.h"
+#include "net/address.h"
 #include "net/http_client.h"
 
 namespace fabcheck::control {
+
+namespace {
+
+// Over plain HTTP the bearer token crosses the network as it is: anyone on the
+// path (or an impostor on an agent's address) can read it and then use every
+// agent. It is still sent (the agents require it, and refusing would stop
+// every plain-HTTP cluster), but never silently: once per process.
+void WarnTokenInClearText(const HostPort& first) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    LOG_WARN("control", "the agents' token goes in clear text over plain HTTP (first to {}): anyone on the path can "
+             "read it. Serve the agents over HTTPS (--tls-cert/--tls-key) and give this command --tls-ca",
+             first.ToString());
+  });
+}
+
+}  // namespace
 
 AgentClient::AgentClient(HostPort endpoint, ClientOptions options)
     : endpoint_(std::move(endpoint)), options_(std::move(options)) {}
@@ -18,14 +41,28 @@ Result<nlohmann::json> AgentClient::Call(const std::string& method, const std::s
   http.set_connection_timeout(options_.connect_timeout);
   http.set_read_timeout(read_timeout);
   http.set_write_timeout(options_.connect_timeout);
-  if (options_.token) http.set_bearer_token_auth(*options_.token);
+  // /v1/health is public: the token is not sent where it is not needed.
+  if (options_.token && path != "/v1/health") {
+    http.set_bearer_token_auth(*options_.token);
+    if (!tls && !net::IsLoopbackAddress(endpoint_.host)) WarnTokenInClearText(endpoint_);
+  }
   const std::string where = fmt::format("agent {} {} {}", endpoint_.ToString(), method, path);
-  httplib::Result res = method == "POST" ? http.Post(path, body, "application/json") : http.Get(path);
-  if (!res) {
-    auto err = res.error();
+  net::BoundedRequest request;
+  request.method = method;
+  request.path = path;
+  request.body = body;
+  request.max_body = MaxAnswerBytes(path);
+  // The whole call, answer included, within connect + write + the route's wait.
+  request.deadline = std::chrono::steady_clock::now() + 2 * options_.connect_timeout + read_timeout;
+  request.where = where;
+  httplib::Error err = httplib::Error::Success;
+  auto res = net::SendBounded(http, request, &err);
+  if (!res.ok()) {
+    if (err == httplib::Error::Success) return res.status();  // a limit: too large, too late, out of memory
     if (err == httplib::Error::SSLServerVerification || err == httplib::Error::SSLConnection) {
       return UnavailableError(net::HttpErrorText(err, where, tls,
-                                                 endpoint_.tls_name.empty() ? endpoint_.host : endpoint_.tls_name));
+                                                 endpoint_.tls_name.empty() ? endpoint_.host : endpoint_.tls_name,
+                                                 http.get_openssl_verify_result()));
     }
     if (err == httplib::Error::Read || err == httplib::Error::ConnectionTimeout) {
       return DeadlineExceededError(fmt::format("{}: no answer ({}) within the timeout", where, httplib::to_string(err)));
@@ -33,12 +70,18 @@ Result<nlohmann::json> AgentClient::Call(const std::string& method, const std::s
     return UnavailableError(fmt::format("{}: {} (is 'fabcheck agent' running there and the port open?)", where,
                                         httplib::to_string(err)));
   }
-  auto j = nlohmann::json::parse(res->body, nullptr, false);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(res->body, nullptr, false);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(fmt::format("{}: out of memory parsing a {} answer", where, FormatSize(res->body.size())));
+  }
   if (res->status != 200) {
     // An agent (or whatever answers on its port) may send anything: only a
     // string "error" is taken as the message.
     std::string message =
-        j.is_object() && j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>() : res->body;
+        j.is_object() && j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>()
+                                                                               : res->body.substr(0, 300);
     StatusCode code = res->status == 401   ? StatusCode::kUnauthenticated
                       : res->status == 400 ? StatusCode::kInvalidArgument
                       : res->status == 409 ? StatusCode::kResourceExhausted

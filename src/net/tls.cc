@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/log.h"
+#include "net/cert_dates.h"
+
 namespace fabcheck::net {
 namespace {
 
@@ -130,6 +133,8 @@ Result<std::shared_ptr<TlsContext>> TlsContext::ForServer(const TlsFiles& files)
     return InvalidArgumentError(fmt::format("--tls-key {} is not the key of --tls-cert {}: {}", files.key, files.cert,
                                             TlsErrorText("they do not match")));
   }
+  // Served anyway (the operator may be renewing it), but never silently.
+  if (std::string problem = CertificateDateProblem(files.cert); !problem.empty()) LOG_WARN("tls", "{}", problem);
   if (!files.ca.empty()) {
     if (SSL_CTX_load_verify_locations(ctx, files.ca.c_str(), nullptr) != 1) {
       return InvalidArgumentError(

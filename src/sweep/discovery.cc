@@ -217,7 +217,7 @@ Status JoinRendezvous(const RendezvousClient& rendezvous, const net::LaunchRank&
       // Rank 0 answered, and TLS failed: a certificate that does not verify
       // will not verify on the next try either.
       return UnavailableError(net::HttpErrorText(res.error(), where, rendezvous.tls ? &*rendezvous.tls : nullptr,
-                                                 rendezvous.coordinator.host));
+                                                 rendezvous.coordinator.host, http.get_openssl_verify_result()));
     }
     last = res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error());
     // TLS 1.3 refuses a client certificate after the client's side of the

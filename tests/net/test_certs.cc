@@ -48,6 +48,9 @@ Certs::Certs() {
       "  -subj /CN=stranger 2>/dev/null\n"
       "openssl x509 -req -in stranger.csr -CA other-ca.crt -CAkey other-ca.key -CAcreateserial -out stranger.crt "
       "  -days 2 -extfile client.ext 2>/dev/null\n"
+      // The server's key and names in a certificate that expired yesterday.
+      "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out expired.crt -days -1 "
+      "  -extfile server.ext 2>/dev/null\n"
       "chmod 600 *.key\n";
   std::ofstream(d + "/make.sh") << script;
   if (std::system(("sh '" + d + "/make.sh'").c_str()) != 0) {

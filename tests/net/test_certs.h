@@ -15,7 +15,8 @@ class Certs {
   bool ok = false;
   std::string skip_reason;  // when !ok
   std::filesystem::path dir;
-  // ca.crt, server.crt/.key, client.crt/.key, other-ca.crt, stranger.crt/.key
+  // ca.crt, server.crt/.key, client.crt/.key, other-ca.crt, stranger.crt/.key, expired.crt (server.key's,
+  // expired yesterday)
   std::string Path(const std::string& name) const { return (dir / name).string(); }
 
  private:

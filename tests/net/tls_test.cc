@@ -21,6 +21,8 @@
 #include <thread>
 
 #include "base/fd.h"
+#include "net/cert_dates.h"
+#include "net/http_client.h"
 #include "net/http_service.h"
 #include "test_certs.h"
 
@@ -48,8 +50,8 @@ class TlsServiceTest : public ::testing::Test {
   }
   const Certs& c() const { return Certs::Get(); }
 
-  void Start(bool mutual, HttpLimits limits = {}) {
-    TlsFiles files{c().Path("server.crt"), c().Path("server.key"), mutual ? c().Path("ca.crt") : ""};
+  void Start(bool mutual, HttpLimits limits = {}, const std::string& cert = "server.crt") {
+    TlsFiles files{c().Path(cert), c().Path("server.key"), mutual ? c().Path("ca.crt") : ""};
     auto tls = TlsContext::ForServer(files);
     ASSERT_TRUE(tls.ok()) << tls.status().ToString();
     HttpServiceOptions o;
@@ -117,6 +119,27 @@ TEST_F(TlsServiceTest, ClientTrustingAnotherCaRefusesTheServer) {
   auto res = client.Get("/v1/health");
   ASSERT_FALSE(res);
   EXPECT_EQ(res.error(), httplib::Error::SSLServerVerification);
+}
+
+// An agent whose certificate expired used to serve it without a word, and
+// its clients said only "does not verify".
+TEST_F(TlsServiceTest, AnExpiredCertificateIsServedWithAWarningAndClientsSayExpired) {
+  // What the server logs when it loads it (it still serves it: it may be being renewed).
+  EXPECT_NE(CertificateDateProblem(c().Path("expired.crt")).find("EXPIRED"), std::string::npos)
+      << CertificateDateProblem(c().Path("expired.crt"));
+  EXPECT_EQ(CertificateDateProblem(c().Path("server.crt")), "");
+  auto tls = TlsContext::ForServer({c().Path("expired.crt"), c().Path("server.key"), ""});
+  ASSERT_TRUE(tls.ok()) << tls.status().ToString();
+
+  Start(false, {}, "expired.crt");
+  TlsFiles client_files{"", "", c().Path("ca.crt")};
+  auto http = MakeHttpClient("127.0.0.1", service_->port(), &client_files);
+  http.set_connection_timeout(2s);
+  auto res = http.Get("/v1/health");
+  ASSERT_FALSE(res);
+  const std::string text =
+      HttpErrorText(res.error(), "agent 127.0.0.1", &client_files, "127.0.0.1", http.get_openssl_verify_result());
+  EXPECT_NE(text.find("expired"), std::string::npos) << text;
 }
 
 TEST_F(TlsServiceTest, MutualTlsNeedsAClientCertificateOfTheCa) {
