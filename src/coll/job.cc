@@ -76,6 +76,7 @@ Result<JobOutcome> RunRank(const JobOptions& o, const net::LaunchRank& me, std::
   config.timeout_seconds = o.rendezvous_timeout_s;
   config.token = token;
   if (o.tls.enabled()) config.tls = o.tls;
+  config.bind = o.rendezvous_bind;
   auto exchange = MakeRankExchange(spec, config);
   if (!exchange.ok()) return exchange.status().WithContext("rank " + std::to_string(me.rank));
   const std::string host = HostName();

@@ -24,6 +24,7 @@ struct JobOptions {
   int world = 0;                // --world, for launchers that export only the rank
   std::string token_file;       // the ranks' shared token (net/auth.h policy)
   net::TlsFiles tls;            // the tcp rendezvous over HTTPS (RankExchangeConfig::tls)
+  std::string rendezvous_bind;  // rank 0's board listens here ("" = every address)
   double rendezvous_timeout_s = 300;
   std::string log_dir;          // NCCL's INFO log ("" = a new directory)
   double launch_timeout_s = 1800;

@@ -103,7 +103,9 @@ Result<LaunchOutcome> RunLocalRanks(const LaunchSpec& spec) {
     pid_t pid = 0;
     int rc = ::posix_spawn(&pid, exe.c_str(), output.actions(), nullptr, argv.data(), envp.data());
     if (rc != 0) {
-      KillAll(pids, SIGTERM);
+      // The ranks started so far wait for one that never comes: end them
+      // outright (a blocking wait on a rank that ignores SIGTERM never returns).
+      KillAll(pids, SIGKILL);
       for (pid_t p : pids) ::waitpid(p, nullptr, 0);
       return UnavailableError(fmt::format("cannot start rank {} ({}): {}", rank, exe, std::strerror(rc)));
     }
@@ -115,7 +117,8 @@ Result<LaunchOutcome> RunLocalRanks(const LaunchSpec& spec) {
   outcome.signalled.assign(spec.nprocs, false);
   int remaining = spec.nprocs;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.timeout_seconds);
-  bool killed = false;
+  bool killed = false, hard_killed = false;
+  auto hard_kill_at = deadline;  // moved earlier when SIGTERM goes out
   while (remaining > 0) {
     bool reaped = false;
     for (size_t local = 0; local < pids.size(); ++local) {
@@ -139,15 +142,23 @@ Result<LaunchOutcome> RunLocalRanks(const LaunchSpec& spec) {
         LOG_ERROR("coll", "rank {} failed (exit {}); stopping the other ranks", rank, code);
         KillAll(pids, SIGTERM);
         killed = true;
+        hard_kill_at =
+            std::min(deadline, std::chrono::steady_clock::now() + std::chrono::duration<double>(spec.term_grace_seconds));
       }
     }
     if (reaped) continue;
-    if (std::chrono::steady_clock::now() > deadline && !killed) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline && !hard_killed) {
       LOG_ERROR("coll", "the ranks ran past {:.0f} s; stopping them", spec.timeout_seconds);
       KillAll(pids, SIGKILL);
-      killed = true;
+      killed = hard_killed = true;
       outcome.timed_out = true;
       outcome.worst = std::max(outcome.worst, kExitError);
+    } else if (killed && now > hard_kill_at && !hard_killed) {
+      LOG_ERROR("coll", "{} rank(s) still running {:.0f} s after SIGTERM; killing them", remaining,
+                spec.term_grace_seconds);
+      KillAll(pids, SIGKILL);
+      hard_killed = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

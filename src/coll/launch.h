@@ -23,6 +23,10 @@ struct LaunchSpec {
   std::string executable;                   // "" = this executable (tests give the fabcheck binary)
   std::map<std::string, std::string> env;   // added to each child's environment
   double timeout_seconds = 1800;            // the whole run
+  // After SIGTERM (a rank beside them failed), how long the others have to
+  // end before SIGKILL: a rank that ignores SIGTERM must not keep the job,
+  // and the agent's one L4 slot, alive. Never later than the deadline.
+  double term_grace_seconds = 10;
   // "" = inherit. Otherwise each rank's stdout / stderr goes to this path
   // with its "{rank}" replaced by the global rank (the agent collects them).
   std::string stdout_pattern;

@@ -64,6 +64,10 @@ struct RankExchangeConfig {
   // certificates of that CA); every rank verifies rank 0's certificate
   // against ca and the rendezvous host name (docs/tls.md).
   std::optional<net::TlsFiles> tls;
+  // tcp, rank 0: the address its board listens on ("" = every address). An
+  // agent's ranks get the agent's own --listen address, so the board is
+  // never reachable where the agent is not.
+  std::string bind;
 };
 
 // Parses the --rendezvous spec (see above); InvalidArgument for other

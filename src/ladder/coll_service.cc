@@ -21,6 +21,10 @@ namespace {
 
 constexpr int kMaxRanksPerNode = 64;
 constexpr int kMaxWorld = 1 << 16;
+constexpr int kMinRendezvousPort = 1024;
+
+// "0.0.0.0", "::" and "" all mean every address: the ranks need no bind then.
+bool EveryAddress(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "::"; }
 
 Result<int> IntField(const nlohmann::json& j, const char* name, int fallback, int lo, int hi) {
   if (!j.contains(name)) return fallback;
@@ -72,6 +76,12 @@ Result<CollRankRequest> ParseCollRankRequest(const nlohmann::json& j) {
   if (!hp.ok() || hp->port <= 0) {
     return InvalidArgumentError(fmt::format("/v1/coll: \"coordinator\" must be HOST:PORT, not '{}'", r.coordinator));
   }
+  // The agent may run as root: its rank 0 must not take a system port.
+  if (hp->port < kMinRendezvousPort) {
+    return InvalidArgumentError(fmt::format("/v1/coll: \"coordinator\" port {} is a privileged port; use {} to 65535 "
+                                            "(ladder --coll-port)",
+                                            hp->port, kMinRendezvousPort));
+  }
   ASSIGN_OR_RETURN(r.token, StringField(j, "token", ""));
   if (r.token.size() < net::kMinTokenLength || r.token.size() > net::kMaxTokenLength ||
       r.token.find_first_of(" \t\r\n") != std::string::npos) {
@@ -103,10 +113,10 @@ nlohmann::json ToJson(const CollRankRequest& r) {
           {"warmup", r.warmup},         {"timeout_s", r.timeout_s}};
 }
 
-std::vector<std::string> CollRankArgv(const CollRankRequest& r) {
+std::vector<std::string> CollRankArgv(const CollRankRequest& r, const CollAgentSide& side) {
   // The rendezvous waits at most the job's time; the ranks' own deadline
   // (the agent's) stops the rest.
-  return {"fabcheck",
+  std::vector<std::string> argv = {"fabcheck",
           "coll",
           "--json",
           "--op",
@@ -123,6 +133,28 @@ std::vector<std::string> CollRankArgv(const CollRankRequest& r) {
           std::to_string(r.world),
           "--rendezvous-timeout",
           fmt::format("{}s", static_cast<int>(std::min(r.timeout_s, 600.0)))};
+  if (side.tls && side.tls->enabled()) {
+    // The agent's own files: rank 0 serves the board with the agent's
+    // certificate, the other ranks verify it (and, with a CA, present theirs).
+    for (const auto& [option, path] : {std::pair{"--tls-cert", side.tls->cert}, {"--tls-key", side.tls->key},
+                                       {"--tls-ca", side.tls->ca}}) {
+      if (path.empty()) continue;
+      argv.push_back(option);
+      argv.push_back(path);
+    }
+  }
+  return argv;
+}
+
+std::vector<std::pair<std::string, std::string>> CollRankEnv(const CollRankRequest& r, const CollAgentSide& side,
+                                                             const std::string& logs) {
+  std::vector<std::pair<std::string, std::string>> env = {{"FABCHECK_RENDEZVOUS_TOKEN", r.token},
+                                                          {"FABCHECK_NCCL_LOG_DIR", logs},
+                                                          {"NCCL_DEBUG", "INFO"},
+                                                          {"NCCL_DEBUG_FILE", logs + "/nccl.%h.%p.log"},
+                                                          {"NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET,GRAPH"}};
+  if (!EveryAddress(side.bind)) env.emplace_back("FABCHECK_RENDEZVOUS_BIND", side.bind);
+  return env;
 }
 
 Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
@@ -146,13 +178,9 @@ Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
   spec.nprocs = r.nprocs;
   spec.first_rank = r.first_rank;
   spec.world = r.world;
-  spec.argv = CollRankArgv(r);
+  spec.argv = CollRankArgv(r, side_);
   spec.executable = executable_;
-  spec.env = {{"FABCHECK_RENDEZVOUS_TOKEN", r.token},
-              {"FABCHECK_NCCL_LOG_DIR", logs},
-              {"NCCL_DEBUG", "INFO"},
-              {"NCCL_DEBUG_FILE", logs + "/nccl.%h.%p.log"},
-              {"NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET,GRAPH"}};
+  for (auto& [name, value] : CollRankEnv(r, side_, logs)) spec.env.emplace(name, value);
   spec.timeout_seconds = r.timeout_s;
   spec.stdout_pattern = dir->path() + "/rank-{rank}.out";
   spec.stderr_pattern = dir->path() + "/rank-{rank}.err";

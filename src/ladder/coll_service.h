@@ -21,9 +21,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/status.h"
+#include "net/tls.h"
 
 namespace fabcheck::ladder {
 
@@ -40,13 +44,26 @@ struct CollRankRequest {
   double timeout_s = 1800;
 };
 
+// What of the agent its ranks inherit: the board binds the agent's address
+// (never wider than the agent itself listens) and speaks the agent's TLS, so
+// the job's token and results never cross the network in clear text from a
+// TLS agent.
+struct CollAgentSide {
+  std::string bind;                  // the agent's --listen host ("" or 0.0.0.0: every address)
+  std::optional<net::TlsFiles> tls;  // the agent's --tls-cert/--tls-key/--tls-ca
+};
+
 // The request's fields, checked (InvalidArgument naming the field and the
 // fix: wrong type, out of range, an op or size list `coll` refuses).
 Result<CollRankRequest> ParseCollRankRequest(const nlohmann::json& request);
 nlohmann::json ToJson(const CollRankRequest& request);
 
 // The ranks' command line (argv[0] = "fabcheck"), from checked values only.
-std::vector<std::string> CollRankArgv(const CollRankRequest& request);
+std::vector<std::string> CollRankArgv(const CollRankRequest& request, const CollAgentSide& side = {});
+// The ranks' environment beyond the launcher's: the token, the board's bind
+// address, NCCL's logging into `log_dir`.
+std::vector<std::pair<std::string, std::string>> CollRankEnv(const CollRankRequest& request, const CollAgentSide& side,
+                                                             const std::string& log_dir);
 
 // At most this much of each NCCL log and each rank's stderr comes back.
 inline constexpr uint64_t kMaxCollLogBytes = 8ull << 20;
@@ -58,11 +75,13 @@ inline constexpr uint64_t kMaxCollLogBytes = 8ull << 20;
 class CollService {
  public:
   // `executable`: the fabcheck binary the ranks run ("" = this process's).
-  explicit CollService(std::string executable = "") : executable_(std::move(executable)) {}
+  explicit CollService(std::string executable = "", CollAgentSide side = {})
+      : executable_(std::move(executable)), side_(std::move(side)) {}
   Result<nlohmann::json> Run(const nlohmann::json& request);
 
  private:
   std::string executable_;
+  CollAgentSide side_;
   std::atomic<bool> busy_{false};
 };
 

@@ -236,7 +236,7 @@ void NodeService::Wire(const std::shared_ptr<NodeService>& service, sweep::Agent
   config.inventory = [service] { return service->Inventory(); };
   config.node = [service](const nlohmann::json& r) { return service->Node(r); };
   config.counters = [service](const nlohmann::json& r) { return service->Counters(r); };
-  auto coll = std::make_shared<CollService>(service->options().coll_executable);
+  auto coll = std::make_shared<CollService>(service->options().coll_executable, CollAgentSide{config.bind, config.tls_files});
   config.coll = [coll](const nlohmann::json& r) { return coll->Run(r); };
 }
 

@@ -38,6 +38,7 @@ struct AgentConfig {
   // the live node: data moves through its NICs whatever --sysroot answers); required.
   std::optional<sys::SysRoot> root;
   std::shared_ptr<const net::TlsContext> tls;        // the control API over HTTPS when set
+  std::optional<net::TlsFiles> tls_files;            // the files `tls` came from (the L4 ranks serve with them)
   // Mutual TLS among agents (--tls-ca): the perf server takes `tls` too, and
   // the peer tests' perf client verifies the other agents with this context
   // (the CA, and this agent's certificate to present).

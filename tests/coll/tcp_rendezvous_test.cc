@@ -8,11 +8,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <thread>
 
 #include "coll/coll.h"
 #include "coll/tcp_rendezvous.h"
+#include "../fixtures/hostile_http.h"
+#include "../fixtures/in_child.h"
 #include "../net/test_certs.h"
 
 namespace fabcheck::coll {
@@ -192,6 +195,42 @@ TEST(TcpRankExchange, RanksMeetGetRankZerosIdAndReportBack) {
   for (const auto& o : *all) EXPECT_EQ(o.error, "") << o.rank;
   EXPECT_EQ((*all)[2].host, "nodeB");
   EXPECT_EQ((*all)[2].cuda_device, 2);
+}
+
+// Rank 0's board binds the address it is given (an agent's own), not every
+// address: another local address's same port stays free.
+TEST(TcpRankExchange, RankZeroServesOnlyOnTheAddressItIsGiven) {
+  RankExchangeConfig c = Config(0, 2, 5, "secret-secret");
+  c.bind = "127.0.0.1";
+  auto r0 = MakeRankExchange("tcp:127.0.0.1:0", c);
+  ASSERT_TRUE(r0.ok()) << r0.status().ToString();
+  const int port = PortOf(**r0);
+  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.2", &a.sin_addr);
+  const int bound = ::bind(probe, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  const int err = errno;
+  ::close(probe);
+  EXPECT_EQ(bound, 0) << "127.0.0.2:" << port << " is taken: the board listens on every address (" << std::strerror(err)
+                      << ")";
+}
+
+// An impostor at the rendezvous address streams an endless answer: the rank
+// used to read it until bad_alloc ended the process; now the board's answer
+// has a size limit and the rank's exchange fails, saying so.
+TEST(TcpRankExchange, AnEndlessAnswerFromTheBoardIsAnErrorNotACrash) {
+  test_support::EndlessHttpServer impostor(test_support::EndlessHttpServer::Shape::kFlood);
+  auto outcome = test_support::RunInChild(1ll << 30, [&] {
+    auto rank = MakeRankExchange("tcp:127.0.0.1:" + std::to_string(impostor.port()), Config(1, 2, 20));
+    if (!rank.ok()) return 2;
+    auto met = (*rank)->Exchange(1, "nodeA", dl::ncclUniqueId{});
+    if (met.ok()) return 3;
+    if (met.status().code() != StatusCode::kResourceExhausted) return 4;
+    return met.status().message().find("larger than") != std::string::npos ? 0 : 5;
+  });
+  EXPECT_EQ(outcome.code, 0) << outcome.Describe() << " (3: met; 4: another error; 5: message)";
 }
 
 TEST(TcpRankExchange, AMissingRankIsNamedAfterTheTimeout) {

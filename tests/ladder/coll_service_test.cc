@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 namespace fabcheck::ladder {
@@ -31,6 +32,7 @@ TEST(CollService, EveryFieldIsCheckedWithItsName) {
                                          {"first_rank", 1},  // ranks 1..1 of a world of 1
                                          {"coordinator", "no-port"},
                                          {"coordinator", 5},
+                                         {"coordinator", "127.0.0.1:1023"},  // the agent may be root: no system port
                                          {"token", "short"},
                                          {"token", "has a space in it"},
                                          {"ops", "all_reduce; rm -rf /"},
@@ -56,6 +58,36 @@ TEST(CollService, TheCommandLineIsBuiltFromCheckedValuesAndNeverHoldsTheToken) {
   EXPECT_NE(std::find(argv.begin(), argv.end(), "--json"), argv.end());
   EXPECT_NE(std::find(argv.begin(), argv.end(), "127.0.0.1:18999"), argv.end());
   EXPECT_EQ(std::find(argv.begin(), argv.end(), "0123456789abcdef"), argv.end());
+}
+
+// The board rank 0 serves used to bind 0.0.0.0 and speak plain HTTP even on a
+// mutual-TLS agent: the job's token and results crossed the network in
+// clear text. The ranks now get the agent's address and TLS files.
+TEST(CollService, TheRanksServeTheBoardOnTheAgentsAddressWithItsTls) {
+  const std::string out = ::testing::TempDir() + "/rank-saw.txt";
+  const std::string rank = ::testing::TempDir() + "/print-rank.sh";
+  {
+    std::ofstream script(rank);
+    script << "#!/bin/sh\necho \"bind=$FABCHECK_RENDEZVOUS_BIND args=$*\" > " << out << "\n";
+  }
+  ASSERT_EQ(::chmod(rank.c_str(), 0700), 0);
+  CollAgentSide side{"10.0.0.5", net::TlsFiles{"/etc/fabcheck/tls.crt", "/etc/fabcheck/tls.key", "/etc/fabcheck/ca.crt"}};
+  CollService service(rank, side);
+  ASSERT_TRUE(service.Run(Good()).ok());
+  std::ifstream in(out);
+  std::string saw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(saw.find("bind=10.0.0.5 "), std::string::npos) << saw;
+  EXPECT_NE(saw.find("--tls-cert /etc/fabcheck/tls.crt --tls-key /etc/fabcheck/tls.key --tls-ca /etc/fabcheck/ca.crt"),
+            std::string::npos)
+      << saw;
+  // An agent on every address: the ranks need no bind (they listen where the agent does).
+  auto r = ParseCollRankRequest(Good());
+  ASSERT_TRUE(r.ok());
+  for (const auto& [name, value] : CollRankEnv(*r, CollAgentSide{"0.0.0.0", std::nullopt}, "/tmp/x")) {
+    EXPECT_NE(name, "FABCHECK_RENDEZVOUS_BIND");
+  }
+  auto plain = CollRankArgv(*r, CollAgentSide{"0.0.0.0", std::nullopt});
+  EXPECT_EQ(std::find(plain.begin(), plain.end(), "--tls-cert"), plain.end());
 }
 
 TEST(CollService, TheRankRunsAndWhatItSaidComesBack) {

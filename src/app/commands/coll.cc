@@ -45,6 +45,7 @@ struct Options {
   int world = 0;
   std::string token_file;
   fabcheck::net::TlsFiles tls;
+  std::string rendezvous_bind;
   std::string rendezvous_timeout = "300s";
   std::string log_dir;
   double timeout = 1800;
@@ -94,6 +95,7 @@ int Run(const Options& o) {
   job.world = o.world;
   job.token_file = o.token_file;
   job.tls = o.tls;
+  job.rendezvous_bind = o.rendezvous_bind;
   job.rendezvous_timeout_s = *rdv_timeout;
   job.log_dir = o.log_dir;
   job.launch_timeout_s = o.timeout;
@@ -137,6 +139,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Path("--token-file", o->token_file, "The ranks' shared token for the rendezvous (first line)",
          /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
   t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kRanks);
+  t.Text("--rendezvous-bind", o->rendezvous_bind,
+         "Rank 0: serve the rendezvous on this local address only (default: every address; an agent's ranks get "
+         "the agent's --listen address)",
+         "address", "FABCHECK_RENDEZVOUS_BIND");
   t.Text("--rendezvous-timeout", o->rendezvous_timeout,
          "How long a rank waits for the others to arrive, and rank 0 for their results", "duration");
   t.Path("--nccl-log-dir", o->log_dir, "Where NCCL's INFO log goes (default: a new directory under /tmp)");
