@@ -113,9 +113,12 @@ ladder_demo() {
     return
   fi
   agents=""
+  # Agents beyond loopback need a token (or --insecure-no-token): one for the demo.
+  token_file="$out_dir/token"
+  (umask 077 && od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$token_file")
   for i in $(seq 0 $((hosts - 1))); do
     ip netns exec ${prefix}h$i "$bin" agent --listen 10.77.0.$((i + 1)):18521 --name host$i \
-      --data-iface eth0 >"$out_dir/agent$i.log" 2>&1 &
+      --data-iface eth0 --token-file "$token_file" >"$out_dir/agent$i.log" 2>&1 &
     demo_pids+=($!)
     agents+="${agents:+,}10.77.0.$((i + 1))"
   done
@@ -124,7 +127,8 @@ ladder_demo() {
   done
   rc=0
   echo "(4 agents up; the ladder takes about 15 s; progress in $out_dir/ladder.progress)"
-  ip netns exec ${prefix}c "$bin" ladder --agents "$agents" --rungs L1-L3 --transport tcp --parallel 1 \
+  ip netns exec ${prefix}c "$bin" ladder --agents "$agents" --token-file "$token_file" --rungs L1-L3 \
+    --transport tcp --parallel 1 \
     --duration 0.5s --lat-duration 0.2s --out "$out_dir/ladder.tar.gz" >"$out_dir/ladder.txt" \
     2>"$out_dir/ladder.progress" || rc=$?
   cat "$out_dir/ladder.txt"

@@ -122,7 +122,9 @@ std::string RenderAgent(const RenderProfile& p) {
 # node, NIC, port and pod) on every selected node. It holds no RDMA resource, so
 # it never takes a VF away from jobs; RDMA tests run in the sweep Job. /sys is
 # mounted read-only for the counters; the kubelet's pod-resources socket maps
-# devices to pods.
+# devices to pods. The agent requires the cluster's token (it refuses to serve
+# the network without one); create it first:
+#   kubectl -n {ns} create secret generic {name}-token --from-literal=token=$(openssl rand -hex 32)
 apiVersion: apps/v1
 kind: DaemonSet
 metadata:
@@ -149,13 +151,15 @@ metadata:
         - name: agent
           image: {image}
           command: ["fabcheck"]
-          args: ["agent", "--listen", "0.0.0.0:{agent_port}"]
+          args: ["agent", "--listen", "0.0.0.0:{agent_port}", "--token-file", "/etc/fabcheck/token/token"]
           ports:
             - name: agent
               containerPort: {agent_port}
-          # No RDMA here: the image's non-root user, no capability.
+          # No RDMA here and no capability; root only to read the token Secret
+          # (mode 0400, root's: the token policy refuses group-readable files,
+          # which an fsGroup would make it).
           securityContext:
-            runAsNonRoot: true
+            runAsUser: 0
             allowPrivilegeEscalation: false
             readOnlyRootFilesystem: true
             capabilities:
@@ -168,6 +172,10 @@ metadata:
               memory: 128Mi
             limits:
               memory: 512Mi
+          volumeMounts:
+            - name: token
+              mountPath: /etc/fabcheck/token
+              readOnly: true
         - name: exporter
           image: {image}
           command: ["fabcheck"]
@@ -220,6 +228,10 @@ metadata:
         - name: pod-resources
           hostPath:
             path: /var/lib/kubelet/pod-resources
+        - name: token
+          secret:
+            secretName: {name}-token
+            defaultMode: 0400
 )",
                      fmt::arg("name", p.name), fmt::arg("ns", p.ns), fmt::arg("image", p.image),
                      fmt::arg("labels4", Labels("    ", "agent")), fmt::arg("labels6", Labels("      ", "agent")),

@@ -13,6 +13,7 @@
 #include "fabcheck/version.h"
 #include "kv/fan.h"
 #include "ladder/node_service.h"
+#include "net/address.h"
 #include "net/auth.h"
 #include "sweep/agent.h"
 #include "sys/sysroot.h"
@@ -34,6 +35,7 @@ struct AgentOptions {
   std::vector<std::string> data_addrs;
   std::string sysroot;
   fabcheck::net::TlsFiles tls;
+  bool insecure_no_token = false;
 };
 
 int RunAgent(const AgentOptions& o) {
@@ -42,6 +44,23 @@ int RunAgent(const AgentOptions& o) {
   if (!listen.ok()) {
     std::cerr << "fabcheck agent: --listen " << listen.status().message() << "\n";
     return kExitUsage;
+  }
+  // Every route of the agent reads the node or spends its resources: beyond
+  // loopback, nobody may use them without the cluster's token unless the
+  // operator says so in as many words.
+  const bool loopback = net::IsLoopbackAddress(listen->host);
+  if (o.token_file.empty() && !loopback && !o.insecure_no_token) {
+    std::cerr << "fabcheck agent: refusing to serve every route without a token on " << o.listen
+              << ": anyone who reaches this port could read the node's processes and NCCL settings, make it dial any "
+                 "address, and hold its GPU job slot. Give --token-file FILE (and the same to the coordinator), "
+                 "listen on loopback (--listen 127.0.0.1:"
+              << listen->port << "), or accept the risk with --insecure-no-token\n";
+    return kExitUsage;
+  }
+  if (o.token_file.empty()) {
+    LOG_WARN("agent", "NO TOKEN: every route of this agent is open to whoever reaches {} ({}); "
+             "give --token-file to require the cluster's token", o.listen,
+             loopback ? "every user and container of this host" : "--insecure-no-token was given");
   }
   sweep::AgentConfig config;
   config.bind = listen->host;
@@ -65,6 +84,7 @@ int RunAgent(const AgentOptions& o) {
       return kExitUsage;
     }
     config.tls = *tls;
+    config.tls_files = o.tls;
     if (!o.tls.ca.empty()) {
       // Mutual TLS: the perf channel between agents is TLS too, each agent
       // presenting its own certificate to the others.
@@ -135,16 +155,21 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "Data-plane interface, once per rail in rail order (e.g. --data-iface net1 --data-iface net2)", "interface");
   t.List("--data-addr", o->data_addrs, "Data-plane address, once per rail (alternative to --data-iface)", "address");
   t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kServer);
+  t.Flag("--insecure-no-token", o->insecure_no_token,
+         "Serve without --token-file on an address other than loopback (every route open to the network; "
+         "without it such an agent refuses to start)");
   t.Path("--sysroot", o->sysroot,
          "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
          "the running node (tests and demos; perf tests still use this machine's network)");
-  cmd->footer(R"(Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test,
+  cmd->footer(R"(Without --token-file the agent listens only on loopback, unless --insecure-no-token is given.
+Routes: GET /v1/health (no token), GET /v1/info, GET /v1/inventory, POST /v1/test,
 POST /v1/node, GET /v1/counters and POST /v1/coll (what `fabcheck ladder` asks of each node; /v1/coll
 starts this node's ranks of the L4 `fabcheck coll` job as child processes, one per GPU, one job at a time),
 POST /v1/kv (`fabcheck kv run --agents`: KV transfers from this node into other agents, all at once).
 
 Examples:
-  fabcheck agent                                  # control on :18521, perf on :18520
+  fabcheck agent --token-file /etc/fabcheck/token # control on :18521, perf on :18520
+  fabcheck agent --listen 127.0.0.1:18521          # this host only; no token needed (a warning says so)
   fabcheck agent --data-iface net1 --token-file /etc/fabcheck/token
   fabcheck agent --tls-cert /etc/fabcheck/tls/tls.crt --tls-key /etc/fabcheck/tls/tls.key --token-file ...
   fabcheck agent --listen 10.0.0.5:18521 --data-addr 192.168.1.5 --data-addr 192.168.2.5   # two rails

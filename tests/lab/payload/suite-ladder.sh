@@ -12,7 +12,11 @@ if ! fabcheck_has ladder; then
 else
 role=$(param role server)
 AGENT_PORT=18521
-"$FABCHECK" agent --listen "$LAB_IP_A:$AGENT_PORT" --data-addr "$LAB_IP_A" >/tmp/agent.log 2>&1 &
+# An agent beyond loopback needs a token; both VMs write the same one (the
+# lab's private link only).
+(umask 077 && printf 'fabcheck-lab-token-0001\n' >/tmp/lab.token)
+"$FABCHECK" agent --listen "$LAB_IP_A:$AGENT_PORT" --data-addr "$LAB_IP_A" --token-file /tmp/lab.token \
+  >/tmp/agent.log 2>&1 &
 AGENT_PID=$!
 agent_up() {  # IP
   for i in $(seq 1 100); do
@@ -33,7 +37,8 @@ else
   if ! agent_up "$LAB_IP_B"; then
     fail "ladder: the server VM's agent did not answer at $LAB_IP_B:$AGENT_PORT"
   else
-    timeout 400 "$FABCHECK" ladder --agents "$LAB_IP_A:$AGENT_PORT,$LAB_IP_B:$AGENT_PORT" --rungs L2.path,L3 \
+    timeout 400 "$FABCHECK" ladder --agents "$LAB_IP_A:$AGENT_PORT,$LAB_IP_B:$AGENT_PORT" --token-file /tmp/lab.token \
+      --rungs L2.path,L3 \
       --pass-fraction 0.001 --test-timeout 120s --bw-size 64K --no-snapshot --out /tmp/ladder-bundle --json \
       >/tmp/ladder.json 2>/tmp/ladder.err
     rc=$?
