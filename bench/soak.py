@@ -3,20 +3,29 @@
 hostile load for a while (default 10 minutes), run on demand, not in CI.
 
 Legitimate clients keep asking what a coordinator and Prometheus ask (agent
-/v1/health, /v1/info and POST /v1/node with the token; exporter /metrics) and
-count every failure and the slowest answer. Hostile clients meanwhile hold
-half-open and slowloris connections, send oversized headers, random bytes,
-malformed JSON, wrong tokens, and vanish mid-request. RSS, open descriptors
-and threads of both servers are sampled after a warm-up, every 30 s, and at
-the end after the hostile load stops; the goal is flat (end within 20% + 8 MiB
-of the start, the same descriptors and threads) with every legitimate request
-served.
+/v1/health, /v1/info, POST /v1/node, a small POST /v1/test and POST /v1/kv
+against the agent's own perf server, all with the token; exporter /metrics)
+and count every failure and the slowest answer. Hostile clients meanwhile
+hold half-open and slowloris connections, send oversized headers, random
+bytes, malformed JSON, wrong tokens, and vanish mid-request; with the token
+(a caller the agent trusts, asking for too much) they send thread-hungry
+requests (POST /v1/kv with 64 targets x inflight 256, and 8 x 32 at the
+bound), memory-hungry ones (POST /v1/test 4 streams x 1 GiB, /v1/kv with a
+64 GiB pool), and YAML alias bombs in POST /v1/node's profile_yaml (the one
+route that takes YAML). An impostor agent streaming endless answers is
+pointed at by `fabcheck sweep`, whose peak memory and time are recorded. RSS,
+open descriptors and threads of both servers are sampled after a warm-up,
+every 30 s, and at the end after the hostile load stops; the goal is flat
+(end within 20% + 8 MiB of the start, the same descriptors and threads) with
+every legitimate request served and every hostile one refused.
 
   bench/soak.py path/to/fabcheck [--seconds 600]
 """
 import argparse
 import os
+import json
 import random
+import resource
 import socket
 import subprocess
 import sys
@@ -55,8 +64,14 @@ class Legit:
         t0 = time.monotonic()
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
-                r.read()
+                body = r.read()
             ok = True
+            # A test or transfer that answered with an error was not served.
+            if url.endswith(("/v1/test", "/v1/kv")):
+                answer = json.loads(body)
+                errors = answer.get("errors") or [t["error"] for t in answer.get("results", []) if "error" in t]
+                if errors:
+                    ok, err = False, f"{url}: {errors[0]}"
         except Exception as e:  # noqa: BLE001 - every failure counts
             ok = False
             err = f"{url}: {e}"
@@ -116,6 +131,92 @@ def hostile(host, port, stop, counts):
         h.close()
 
 
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n" for i in range(9))
+
+
+def greedy(base, token, perf_port, stop, counts, answers):
+    # perf_port: a separate `perf serve` (with the token), so greedy transfers
+    # never take the agent's own perf server from the legitimate tests.
+    """A caller with the token asking for too much: each request must be refused
+    (or end in an error the caller reads), never take the agent down."""
+    kv_run = {"sizing": None, "inflight": 256, "requests": 4, "l3": False, "pool_bytes": 1 << 20}
+    shapes = {
+        "kv-threads": lambda: ("/v1/kv", {"run": dict(kv_run, inflight=256),
+                                          "targets": [{"host": "127.0.0.1", "port": perf_port}] * 64}),
+        "kv-threads-at-bound": lambda: ("/v1/kv", {"run": dict(kv_run, inflight=32),
+                                                   "targets": [{"host": "127.0.0.1", "port": perf_port}] * 8}),
+        "kv-pool": lambda: ("/v1/kv", {"run": dict(kv_run, inflight=1, pool_bytes=64 << 30),
+                                       "targets": [{"host": "127.0.0.1", "port": perf_port}]}),
+        "test-memory": lambda: ("/v1/test", {"peer": "127.0.0.1", "perf_port": perf_port, "streams": 4,
+                                             "bw_size": 1 << 30, "bw_duration_s": 0.2, "latency": False,
+                                             "mtu": False, "timeout_ms": 5000}),
+        "yaml-alias-bomb": lambda: ("/v1/node", {"snapshot": False, "profile_yaml": ALIAS_BOMB}),
+    }
+    while not stop.is_set():
+        kind = random.choice(list(shapes))
+        path, body = shapes[kind]()
+        if body.get("run", {}).get("sizing", 0) is None:
+            body["run"]["sizing"] = answers["sizing"]
+        req = urllib.request.Request(base + path, data=json.dumps(body).encode())
+        req.add_header("Authorization", "Bearer " + token)
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                text = r.read().decode(errors="replace")
+            # 200 is right only where the answer carries the refusal per step.
+            refused = kind in ("test-memory",) and "ceiling" in text or kind == "kv-threads-at-bound" or \
+                kind == "yaml-alias-bomb"
+            counts[kind + (" refused in the answer" if refused else " ANSWERED 200")] = \
+                counts.get(kind + (" refused in the answer" if refused else " ANSWERED 200"), 0) + 1
+        except urllib.error.HTTPError as e:
+            counts[f"{kind} HTTP {e.code}"] = counts.get(f"{kind} HTTP {e.code}", 0) + 1
+        except OSError as e:
+            counts[f"{kind} no answer ({type(e).__name__})"] = counts.get(f"{kind} no answer ({type(e).__name__})", 0) + 1
+        time.sleep(0.5)
+
+
+def endless_agent(stop, port_box):
+    """An impostor agent: every answer is a 200 whose body never ends."""
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    srv.settimeout(0.2)
+    port_box.append(srv.getsockname()[1])
+    chunk = b" " * 65536
+
+    def serve(c):
+        try:
+            c.recv(65536)
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n[")
+            while not stop.is_set():
+                c.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            c.close()
+    while not stop.is_set():
+        try:
+            c, _ = srv.accept()
+        except OSError:
+            continue
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+    srv.close()
+
+
+def coordinator_against_impostor(fabcheck, port, token_file, results):
+    """`fabcheck sweep` against the impostor: it must end with an error, in
+    bounded time and memory."""
+    t0 = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    p = subprocess.run([fabcheck, "sweep", "--agents", f"127.0.0.1:{port},127.0.0.1:{port}", "--token-file",
+                        token_file], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300)
+    dt = time.monotonic() - t0
+    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    results.append((p.returncode, dt, peak, p.stderr.decode(errors="replace").strip().splitlines()[-1:]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("fabcheck")
@@ -133,6 +234,10 @@ def main():
     exporter = subprocess.Popen([a.fabcheck, "exporter", "--listen", f"127.0.0.1:{exporter_port}",
                                  "--kubelet-socket", "none", "--ethtool", "off"], stdout=logs[1],
                                 stderr=subprocess.STDOUT)
+    greedy_perf_port = free_port()
+    greedy_perf = subprocess.Popen([a.fabcheck, "perf", "serve", "--bind", "127.0.0.1", "--port", str(greedy_perf_port),
+                                    "--max-clients", "16", "--token-file", token_file],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     servers = {"agent": agent, "exporter": exporter}
     try:
         base_a, base_e = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{exporter_port}"
@@ -148,12 +253,38 @@ def main():
         for _ in range(3):
             legit.call(base_a + "/v1/node", data=b'{"snapshot": false}', token=token, timeout=60)
             legit.call(base_e + "/metrics")
+        req = urllib.request.Request(base_a + "/v1/info")
+        req.add_header("Authorization", "Bearer " + token)
+        perf_port = json.load(urllib.request.urlopen(req, timeout=5))["perf_port"]
+        # A tiny model's sizing (kv/sizing.h: 4 layers, 2 KV heads of 64, bf16, pages of 16 tokens, 256 tokens).
+        sizing = {"model": {"name": "soak", "attention": "gqa", "layers": 4, "kv_heads": 2, "head_dim": 64,
+                            "dtype": "bfloat16", "dtype_bytes": 2},
+                  "tp": 1, "kv_heads_per_rank": 2, "page_tokens": 16, "tokens": 256, "bytes_per_token_per_layer": 512,
+                  "page_bytes": 8192, "pages_per_layer": 16, "layer_bytes": 131072, "transfers_per_request": 64,
+                  "notifications_per_request": 4, "bytes_per_request": 524288}
+        test_body = json.dumps({"peer": "127.0.0.1", "perf_port": perf_port, "bw_size": 65536, "bw_duration_s": 0.2,
+                                "lat_duration_s": 0.1, "mtu": False, "timeout_ms": 10000}).encode()
+        kv_body = json.dumps({"run": {"sizing": sizing, "inflight": 2, "requests": 8, "l3": False},
+                              "targets": [{"host": "127.0.0.1", "port": perf_port}]}).encode()
+        for _ in range(2):  # warm the paths the soak exercises
+            legit.call(base_a + "/v1/test", data=test_body, token=token, timeout=30)
+            legit.call(base_a + "/v1/kv", data=kv_body, token=token, timeout=30)
+        if legit.failed:
+            print(f"warm-up failed: {legit.errors}")
         start = {n: usage(p.pid) for n, p in servers.items()}
         print(f"start: {start}", flush=True)
         stop = threading.Event()
         counts = {}
+        answers = {"sizing": sizing}
+        impostor_port = []
+        threading.Thread(target=endless_agent, args=(stop, impostor_port), daemon=True).start()
+        while not impostor_port:
+            time.sleep(0.01)
+        coordinator_runs = []
         threads = [threading.Thread(target=hostile, args=("127.0.0.1", port, stop, counts), daemon=True)
                    for port in (agent_port, agent_port, exporter_port, exporter_port)]
+        threads += [threading.Thread(target=greedy, args=(base_a, token, greedy_perf_port, stop, counts, answers),
+                                     daemon=True)]
         for t in threads:
             t.start()
         t_end = time.monotonic() + a.seconds
@@ -166,7 +297,13 @@ def main():
             now = time.monotonic()
             if now >= next_node:
                 legit.call(base_a + "/v1/node", data=b'{"snapshot": false}', token=token, timeout=60)
+                legit.call(base_a + "/v1/test", data=test_body, token=token, timeout=30)
+                legit.call(base_a + "/v1/kv", data=kv_body, token=token, timeout=30)
                 next_node = now + 5
+            if len(coordinator_runs) < (a.seconds - (t_end - now)) // 60 + 1 and not any(
+                    t.name == "coordinator" and t.is_alive() for t in threading.enumerate()):
+                threading.Thread(target=coordinator_against_impostor, name="coordinator",
+                                 args=(a.fabcheck, impostor_port[0], token_file, coordinator_runs), daemon=True).start()
             if now >= next_sample:
                 samples.append({n: usage(p.pid) for n, p in servers.items()})
                 print(f"t+{a.seconds - (t_end - now):5.0f} s: {samples[-1]}  legit ok {legit.ok} failed "
@@ -181,6 +318,16 @@ def main():
         print(f"end:   {end}")
         print(f"hostile clients: {sum(counts.values())} ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})")
         print(f"legitimate requests: {legit.ok} served, {legit.failed} failed, slowest {legit.slowest * 1000:.0f} ms")
+        for t in threading.enumerate():
+            if t.name == "coordinator":
+                t.join(timeout=300)
+        worst_rss = max((r[2] for r in coordinator_runs), default=0)
+        worst_time = max((r[1] for r in coordinator_runs), default=0)
+        print(f"sweep against an endless impostor: {len(coordinator_runs)} runs, exit codes "
+              f"{sorted(set(r[0] for r in coordinator_runs))}, slowest {worst_time:.1f} s, peak RSS {worst_rss:.0f} MiB"
+              f"{' (' + coordinator_runs[0][3][0] + ')' if coordinator_runs and coordinator_runs[0][3] else ''}")
+        bad_greedy = [k for k in counts if "ANSWERED 200" in k or "no answer" in k]
+        coordinator_ok = all(r[0] != 0 for r in coordinator_runs) and worst_rss < 512 and bool(coordinator_runs)
         for e in legit.errors:
             print(f"  {e}")
         flat = True
@@ -191,10 +338,14 @@ def main():
                   f"threads {s['threads']} -> {e['threads']}{'  NOT FLAT' if grew else ''}")
             flat &= not grew
         alive = all(p.poll() is None for p in servers.values())
-        ok = flat and alive and legit.failed == 0
-        print("PASS: flat, both up, every legitimate request served" if ok else "FAIL")
+        ok = flat and alive and legit.failed == 0 and not bad_greedy and coordinator_ok
+        if bad_greedy:
+            print(f"greedy requests not refused: {bad_greedy}")
+        print("PASS: flat, both up, every legitimate request served, every greedy one refused, the coordinator "
+              "bounded" if ok else "FAIL")
         return 0 if ok else 1
     finally:
+        greedy_perf.terminate()
         for p in servers.values():
             p.terminate()
             try:
