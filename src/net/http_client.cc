@@ -160,7 +160,9 @@ Result<BoundedAnswer> SendBounded(httplib::Client& http, const BoundedRequest& r
         "{}: the answer is larger than {}, more than this route ever sends (not a fabcheck agent, or a hostile one)",
         r.where, FormatSize(r.max_body)));
   }
-  if (late || (!res && SteadyClock::now() >= r.deadline)) {
+  // Past the deadline the watch closed the socket: an answer read "until
+  // close" then looks complete, so the clock decides, not httplib.
+  if (late || SteadyClock::now() >= r.deadline) {
     return DeadlineExceededError(fmt::format("{}: no complete answer before the deadline", r.where));
   }
   if (!res) {

@@ -95,11 +95,9 @@ TEST(KvRouteLimits, UnderPidsMaxTheAgentAnswersAnErrorAndLivesOn) {
     if (!r.ok()) {
       verdict = r.status().code() == StatusCode::kResourceExhausted ? 0 : 4;
     } else {
-      bool refused = false;
-      for (const auto& t : (*r)["results"]) {
-        refused |= t.contains("error") && t["error"].get<std::string>().find("thread") != std::string::npos;
-      }
-      verdict = refused ? 0 : 5;
+      // Each target's error (or its result's, for the L3 or kv step that
+      // could not start its streams) names the threads it lacked.
+      verdict = r->dump().find("another thread") != std::string::npos ? 0 : 5;
     }
     // And the process can still serve the next, modest request.
     auto again = handler({{"run", Spec(1)}, {"targets", Targets(1, port)}});
