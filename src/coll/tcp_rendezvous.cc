@@ -409,7 +409,8 @@ Result<json> TcpRankExchange::Call(const std::string& method, const std::string&
   // The board's answers list at most every rank's host: an answer longer
   // than this is not a fabcheck rendezvous, and must not fill this rank's memory.
   request.max_body = kMaxRendezvousAnswer;
-  request.deadline = std::min(deadline, std::chrono::steady_clock::now() + cap(std::chrono::milliseconds(12000)));
+  // One call's deadline (the exchange's own wait ends the loop around it, with its message).
+  request.deadline = std::chrono::steady_clock::now() + cap(std::chrono::milliseconds(12000));
   request.where = where;
   httplib::Error err = httplib::Error::Success;
   auto res = net::SendBounded(http, request, &err);
@@ -417,7 +418,13 @@ Result<json> TcpRankExchange::Call(const std::string& method, const std::string&
     // the same on every retry
     return UnavailableError(net::HttpErrorText(err, where, tls, host_, http.get_openssl_verify_result()));
   }
-  if (!res.ok() && err == httplib::Error::Success) return res.status();  // too large, too late, out of memory
+  if (!res.ok() && err == httplib::Error::Success && res.status().code() != StatusCode::kDeadlineExceeded) {
+    return res.status();  // too large, out of memory: the same on every retry
+  }
+  if (!res.ok() && err == httplib::Error::Success) {
+    *retryable = true;  // a slow answer: the exchange's deadline decides
+    return UnavailableError(res.status().message());
+  }
   if (!res.ok()) {
     *retryable = true;  // rank 0 may not be listening yet
     return UnavailableError(fmt::format("cannot reach {}: {}", where, httplib::to_string(err)));
