@@ -1,5 +1,7 @@
 #include "fabcheck/model/ladder.h"
 
+#include "base/json_budget.h"
+
 #include "fabcheck/model/json_fields.h"
 
 #include <array>
@@ -312,8 +314,9 @@ std::optional<LadderManifest> ParseLadderManifest(std::string_view text, std::st
     if (error) *error = std::move(message);
     return std::nullopt;
   };
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return fail("manifest.json is not valid JSON");
+  auto parsed = ParseJsonWithin(text, "manifest.json", kClusterDocumentBudget);
+  if (!parsed.ok()) return fail(parsed.status().message());
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) return fail("manifest.json is not a JSON object");
   auto schema = j.find("schema");
   if (schema == j.end() || !schema->is_string()) {
