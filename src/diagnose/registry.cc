@@ -52,6 +52,12 @@ std::string CatalogMarkdown() {
       "causes ranked, the fix, and what to run next with the members filled in.\n"
       "Exit status of `fabcheck diagnose`: 0 nothing wrong, 1 warnings only, 2 any failure, 3 nothing could be read, "
       "64 bad command line.\n";
+  out +=
+      "\nInputs are read within budgets, and one over its budget is named with the reason in the list of what was "
+      "read: a file of 256 MiB at most; JSON nested 64 levels at most, with at most 250,000 values in one node's "
+      "document (doctor report, counter sample, capture metadata) and 16,000,000 in a cluster's (perf, sweep, coll, "
+      "kv results, a ladder manifest); a `.tar.gz` bundle is unpacked once, into `/dev/shm` only up to the smaller "
+      "of 512 MiB and a quarter of its free space, else on disk up to 4 GiB (docs/report.md, \"Hostile bundles\").\n";
   const char* group = "";
   for (const Rule* r : AllRules()) {
     if (std::string_view(group) != r->group) {

@@ -256,5 +256,38 @@ TEST_F(HostileInputTest, YamlAliasAndMergeBombsStopAtTheExpansionBudget) {
 }
 
 
+bool HasControlBytes(const std::string& text) {
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) return true;
+  }
+  return text.find("\xc2\x9b") != std::string::npos;
+}
+
+// Text outputs quote what came from outside: NCCL log lines, manifest values.
+// An ESC sequence among them would reach the terminal of whoever reads the
+// output; JSON outputs stay valid.
+TEST_F(HostileInputTest, TextOutputsCarryNoControlSequences) {
+  const std::string esc = "\x1b]0;owned\x07\x1b[2J\xc2\x9b" "31m";
+  std::string log = Write("esc.log", "node-a:4101:4101 [0] NCCL INFO Bootstrap : Using ib0" + esc +
+                                         ":192.168.10.1<0>\nnode-a:4101:4190 [0] NCCL WARN Call to " + esc +
+                                         " failed\n");
+  std::string yaml = Write("esc.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"p" + std::string("\\e[2J") +
+                                           "\"\nspec:\n  hostNetwork: true\n  containers:\n  - name: c\n    image: x\n");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"nccl-log", log}, {"diagnose", log}, {"k8s", "lint", yaml}}) {
+    SCOPED_TRACE(args[0]);
+    RunResult r = RunFabcheck(args);
+    ExpectContained(r, 30, 512);
+    EXPECT_NE(r.code, 3) << Describe(r);
+    EXPECT_FALSE(r.out.empty()) << Describe(r);
+    EXPECT_FALSE(HasControlBytes(r.out)) << Describe(r);
+    EXPECT_FALSE(HasControlBytes(r.err)) << Describe(r);
+  }
+  RunResult json = RunFabcheck({"nccl-log", "--json", log});
+  EXPECT_TRUE(ValidJson(json.out)) << Describe(json);
+  EXPECT_FALSE(HasControlBytes(json.out)) << Describe(json);
+}
+
 }  // namespace
 }  // namespace fabcheck::hostile
