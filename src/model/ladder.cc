@@ -1,6 +1,7 @@
 #include "fabcheck/model/ladder.h"
 
 #include "base/json_budget.h"
+#include "base/terminal_text.h"
 
 #include "fabcheck/model/json_fields.h"
 
@@ -323,7 +324,8 @@ std::optional<LadderManifest> ParseLadderManifest(std::string_view text, std::st
     return fail("manifest.json has no \"schema\" (expected \"" + std::string(kLadderSchema) + "\")");
   }
   if (schema->get<std::string>() != kLadderSchema) {
-    return fail("manifest.json has schema \"" + schema->get<std::string>() + "\", expected \"" +
+    // The schema is the bundle's text, printed in an error on a terminal.
+    return fail("manifest.json has schema \"" + NeutralizeControls(schema->get<std::string>()) + "\", expected \"" +
                 std::string(kLadderSchema) + "\" (is this a `fabcheck ladder` bundle?)");
   }
   try {
