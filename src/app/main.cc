@@ -13,6 +13,7 @@
 #include "app/command.h"
 #include "base/exit_codes.h"
 #include "base/log.h"
+#include "base/stdout_guard.h"
 #include "fabcheck/version.h"
 
 namespace fabcheck::app {
@@ -144,6 +145,7 @@ int main(int argc, char** argv) {
     }
     log::SetLevel(*level);
   }
+  GuardStdout();  // no control sequence from foreign text reaches the terminal
   for (const CLI::App* sub : root.get_subcommands()) {
     auto it = runners.find(sub);
     if (it == runners.end()) continue;

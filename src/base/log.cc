@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "base/terminal_text.h"
+
 namespace fabcheck::log {
 namespace {
 
@@ -63,7 +65,11 @@ Sink SetSink(Sink sink) {
   return previous;
 }
 
-void Write(Level level, std::string_view subsystem, std::string_view message) {
+void Write(Level level, std::string_view subsystem, std::string_view raw_message) {
+  // A message often quotes a peer (a client's refusal reason, a hostname): a
+  // newline in it would forge a log line of its own, an ESC sequence would
+  // reach the terminal. One line per call, always.
+  const std::string message = NeutralizeControls(raw_message, Newlines::kEscape);
   std::lock_guard lock(SinkMutex());
   if (CurrentSink()) {
     CurrentSink()(level, subsystem, message);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "base/json_budget.h"
 #include "base/json_text.h"
 #include "base/fd.h"
 #include "base/temp_dir.h"
@@ -32,6 +34,20 @@ sys::ArchiveKind BundleArchive() {
   k.remedy = "copy it again, or rerun `fabcheck ladder --out`";
   k.max_bytes = 4ull << 30;  // a large cluster's snapshots and logs; still bounded
   return k;
+}
+
+// /dev/shm takes a bundle up to the smaller of 512 MiB (a 1,024-member
+// ladder's bundle is ~200 MB) and a quarter of the space free there (a pod's
+// /dev/shm is often 64 MiB to a few GiB, and NCCL needs it).
+constexpr const char* kShm = "/dev/shm";
+constexpr uint64_t kMaxShmBytes = 512ull << 20;
+constexpr uint64_t kMinShmBytes = 1ull << 20;  // below this, not worth trying
+
+uint64_t ShmBudget() {
+  struct statvfs vfs {};
+  if (::statvfs(kShm, &vfs) != 0) return 0;
+  const uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+  return std::min(kMaxShmBytes, free_bytes / 4);
 }
 
 Status WriteWhole(const std::string& host_path, std::string_view content) {
@@ -223,24 +239,36 @@ Result<Bundle> Bundle::Open(const std::string& path) {
   } else if (S_ISREG(st.st_mode) && sys::IsTarballPath(path)) {
     // Unpacked into memory-backed /dev/shm unless TMPDIR says where: a
     // 1,024-member bundle is ~2,000 small files, and creating and removing
-    // them on a disk costs seconds (7 s against 2 s in bench/report). When
-    // /dev/shm is full the disk takes it.
-    std::vector<std::string> parents;
+    // them on a disk costs seconds (7 s against 2 s in bench/report). But
+    // /dev/shm is RAM, and on a GPU node it is NCCL's shared-memory transport
+    // too: a bundle goes there only within ShmBudget(); a larger one (or a
+    // gzip bomb) stops at that budget and is unpacked again on disk, up to
+    // the bundle's own cap.
+    struct Place {
+      std::string parent;  // "" = $TMPDIR or /tmp
+      uint64_t max_bytes;
+    };
+    std::vector<Place> places;
     const char* tmpdir = std::getenv("TMPDIR");
-    if ((tmpdir == nullptr || *tmpdir == '\0') && ::access("/dev/shm", W_OK) == 0) parents.push_back("/dev/shm");
-    parents.push_back("");  // $TMPDIR or /tmp
-    for (size_t i = 0; i < parents.size(); ++i) {
-      auto temp = TempDir::Create("fabcheck-bundle", parents[i]);
+    const uint64_t shm_budget = ShmBudget();
+    if ((tmpdir == nullptr || *tmpdir == '\0') && shm_budget >= kMinShmBytes && ::access(kShm, W_OK) == 0) {
+      places.push_back({kShm, shm_budget});
+    }
+    places.push_back({"", BundleArchive().max_bytes});
+    for (size_t i = 0; i < places.size(); ++i) {
+      auto temp = TempDir::Create("fabcheck-bundle", places[i].parent);
       if (!temp.ok()) {
-        if (i + 1 < parents.size()) continue;
+        if (i + 1 < places.size()) continue;
         return temp.status().WithContext("cannot unpack bundle " + path);
       }
       b.temp_dir_ = std::shared_ptr<TempDir>(std::move(temp).value());
       b.dir_ = b.temp_dir_->path();
-      Status unpacked = sys::ExtractArchive(path, b.dir_, BundleArchive());
+      sys::ArchiveKind kind = BundleArchive();
+      kind.max_bytes = places[i].max_bytes;
+      Status unpacked = sys::ExtractArchive(path, b.dir_, kind);
       if (unpacked.ok()) break;
       b.temp_dir_.reset();  // removes what was unpacked
-      if (unpacked.code() != StatusCode::kResourceExhausted || i + 1 == parents.size()) return unpacked;
+      if (unpacked.code() != StatusCode::kResourceExhausted || i + 1 == places.size()) return unpacked;
     }
   } else {
     return InvalidArgumentError(path + " is not a bundle" + kWhatBundle);
@@ -313,8 +341,8 @@ Result<std::string> Bundle::ReadFile(const std::string& path) const {
 
 Result<nlohmann::json> Bundle::ReadJson(const std::string& path) const {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded()) return DataLossError(Describe() + ": " + path + " is not valid JSON");
+  auto j = ParseJsonWithin(text, Describe() + ": " + path, kNodeDocumentBudget);
+  if (!j.ok() && j.status().code() == StatusCode::kInvalidArgument) return DataLossError(j.status().message());
   return j;
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/input.h"
+#include "base/json_budget.h"
 #include "base/strings.h"
 #include "bundle/bundle.h"
 #include "sys/sysroot.h"
@@ -63,6 +64,7 @@ struct Loader {
   void File(const std::string& path, const std::string& as_source);
   void Json(const std::string& path, const json& j);
   void Bundle(const std::string& dir);
+  void Bundle(const std::string& path, const bundle::Bundle& b);
   void Perf(const std::string& path, const json& j);
   void Kv(const std::string& path, const json& j);
   void Sweep(const std::string& path, const json& j);
@@ -137,9 +139,11 @@ void Loader::File(const std::string& path, const std::string& source) {
   if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
     // A ladder bundle packed as .tar.gz; anything else compressed is not read here.
     if (EndsWith(path, ".tar.gz") || EndsWith(path, ".tgz")) {
+      // Read from this one unpacked copy: opening it again would hold a
+      // second copy of the whole bundle at the same time.
       auto b = bundle::Bundle::Open(path);
       if (b.ok()) {
-        Bundle(path);
+        Bundle(path, *b);
         return;
       }
       Snapshot(path);
@@ -168,9 +172,13 @@ void Loader::File(const std::string& path, const std::string& source) {
       Record(path, "json", text.status().message());
       return;
     }
-    json j = json::parse(*text, nullptr, false);
-    if (!j.is_discarded()) {
-      Json(source, j);
+    auto j = ParseJsonWithin(*text, path, kClusterDocumentBudget);
+    if (j.ok()) {
+      Json(source, *j);
+      return;
+    }
+    if (j.status().code() != StatusCode::kInvalidArgument) {  // over a budget: say which
+      Record(path, "json", j.status().message());
       return;
     }
     // An object that does not parse is a broken document; an array start that
@@ -456,7 +464,10 @@ void Loader::Bundle(const std::string& path) {
     Record(path, "ladder", opened.status().message());
     return;
   }
-  const bundle::Bundle& b = *opened;
+  Bundle(path, *opened);
+}
+
+void Loader::Bundle(const std::string& path, const bundle::Bundle& b) {
   ev.bundle = path;
   for (const auto& m : b.manifest().members) {
     std::vector<std::string> addresses = m.data_addresses;
@@ -505,7 +516,8 @@ void Loader::Snapshot(const std::string& path) {
   double t = MtimeOf(path);
   std::string host;
   if (auto info = root->ReadFile(sys::kCaptureInfoFile); info.ok()) {
-    json j = json::parse(*info, nullptr, false);
+    auto parsed = ParseJsonWithin(*info, path + ": " + std::string(sys::kCaptureInfoFile), kNodeDocumentBudget);
+    const json j = parsed.ok() ? std::move(*parsed) : json();
     if (j.is_object()) {
       host = Str(j, "hostname");
       std::tm tm{};

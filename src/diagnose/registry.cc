@@ -98,6 +98,12 @@ std::string CatalogMarkdown() {
       "profiler plugin of NCCL 2.28.3+, `inspector_output_format_version` v4/v5: one JSON object per collective "
       "with `header`, `metadata` and `coll_perf`): per communicator, operation and size, the rank whose bus "
       "bandwidth is under 75% of the other ranks' median, with its host and pid (and member).\n";
+  out +=
+      "\nInputs are read within budgets, and one over its budget is named with the reason in the list of what was "
+      "read: a file of 256 MiB at most; JSON nested 64 levels at most, with at most 250,000 values in one node's "
+      "document (doctor report, counter sample, capture metadata) and 16,000,000 in a cluster's (perf, sweep, coll, "
+      "kv results, a ladder manifest); a `.tar.gz` bundle is unpacked once, into `/dev/shm` only up to the smaller "
+      "of 512 MiB and a quarter of its free space, else on disk up to 4 GiB (docs/report.md, \"Hostile bundles\").\n";
   const char* group = "";
   for (const Rule* r : AllRules()) {
     if (std::string_view(group) != r->group) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/strings.h"
 
@@ -18,6 +19,20 @@ namespace {
 constexpr int kMaxDepth = 512;
 
 struct TooDeep {};
+
+// Every reader walks an alias as if it were written out (a `kind: List`
+// whose items are aliases of lists is a list of everything they hold), so a
+// 10 KB "billion laughs" file stands for billions of nodes: the probe's took
+// 2.3 GB. Aliases and merge keys may add at most this many nodes to what a
+// document writes out; past it the document is a syntax issue and no rule
+// sees it. Real manifests repeat an env block or a container through an
+// anchor (hundreds of nodes); a reader walking 100,000 more stays within tens
+// of MB and well under a second.
+constexpr uint64_t kMaxAliasExpansion = 100'000;
+
+struct OverBudget {
+  uint64_t written;  // nodes written out so far
+};
 
 // Builds YNodes from parser events with an explicit stack.
 class TreeBuilder : public YAML::EventHandler {
@@ -66,7 +81,16 @@ class TreeBuilder : public YAML::EventHandler {
     Open(std::move(node), anchor);
   }
   void OnMapEnd() override {
-    if (!stack_.empty()) ApplyMergeKeys(*stack_.back().node);
+    if (!stack_.empty()) {
+      YNode& map = *stack_.back().node;
+      if (ApplyMergeKeys(map)) {
+        expanded_[&map] = 1;
+        for (const auto& [k, v] : map.entries) {
+          AddExpanded(map, *k);
+          AddExpanded(map, *v);
+        }
+      }
+    }
     Close();
   }
 
@@ -79,7 +103,9 @@ class TreeBuilder : public YAML::EventHandler {
   };
 
   std::shared_ptr<YNode> Make(const YAML::Mark& mark) {
+    ++written_;
     auto node = std::make_shared<YNode>();
+    expanded_.erase(node.get());  // a merge may have freed a node at this address
     node->line = mark.line >= 0 ? mark.line + 1 + offset_ : 0;
     node->column = mark.column >= 0 ? mark.column + 1 : 0;
     return node;
@@ -97,6 +123,23 @@ class TreeBuilder : public YAML::EventHandler {
     Add(frame.node, frame.anchor);
   }
 
+  // A node's expanded count may pass the nodes written so far by at most the
+  // budget. The document's count is at least any node's, so stopping at the
+  // first node over it stops before a bomb is walked, and a document whose
+  // root stays within it never trips.
+  void AddExpanded(const YNode& parent, const YNode& child) {
+    uint64_t& total = expanded_.emplace(&parent, 1).first->second;
+    total += Expanded(child);  // each term <= written_ + budget: cannot overflow
+    if (total > written_ + kMaxAliasExpansion) throw OverBudget{written_};
+  }
+
+  // This node and everything under it counted as if aliases and merge keys
+  // were written out: what a reader walking it visits.
+  uint64_t Expanded(const YNode& node) const {
+    auto it = expanded_.find(&node);
+    return it == expanded_.end() ? 1 : it->second;
+  }
+
   void Add(std::shared_ptr<const YNode> node, YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor) anchors_[anchor] = node;
     if (stack_.empty()) {
@@ -104,6 +147,7 @@ class TreeBuilder : public YAML::EventHandler {
       return;
     }
     Frame& top = stack_.back();
+    AddExpanded(*top.node, *node);
     if (top.node->kind == YNode::Kind::kSequence) {
       top.node->items.push_back(std::move(node));
       return;
@@ -127,8 +171,11 @@ class TreeBuilder : public YAML::EventHandler {
   }
 
   // `<<: *base` merges the entries of `base` that the map does not set itself,
-  // as sigs.k8s.io/yaml does when kubectl reads a manifest.
-  static void ApplyMergeKeys(YNode& map) {
+  // as sigs.k8s.io/yaml does when kubectl reads a manifest; of two sources
+  // setting one key, the first wins. The keys already set are hashed, so a
+  // map merging thousands of sources costs their entries, not their square.
+  // True when the map changed.
+  static bool ApplyMergeKeys(YNode& map) {
     std::vector<YNodePtr> sources;
     std::vector<std::pair<YNodePtr, YNodePtr>> kept;
     for (auto& [k, v] : map.entries) {
@@ -143,17 +190,25 @@ class TreeBuilder : public YAML::EventHandler {
         kept.emplace_back(k, v);
       }
     }
-    if (sources.empty()) return;
+    if (sources.empty()) return false;
     map.entries = std::move(kept);
+    std::unordered_set<std::string_view> set;
+    for (const auto& [k, v] : map.entries) {
+      if (k->IsScalar()) set.insert(k->value);
+    }
     for (const auto& source : sources) {
       for (const auto& [k, v] : source->entries) {
-        if (k->IsScalar() && map.Has(k->value)) continue;
+        // The views point into key nodes that the map keeps alive.
+        if (k->IsScalar() && !set.insert(k->value).second) continue;
         map.entries.emplace_back(k, v);
       }
     }
+    return true;
   }
 
   int offset_;
+  uint64_t written_ = 0;  // nodes made from the text (aliases excluded)
+  std::unordered_map<const YNode*, uint64_t> expanded_;  // absent: 1 (a leaf)
   std::vector<YamlIssue>* issues_;
   std::vector<Frame> stack_;
   std::map<YAML::anchor_t, std::shared_ptr<const YNode>> anchors_;
@@ -258,6 +313,15 @@ YamlDocument ParseYamlDocument(std::string_view text, int line_offset) {
     int line = e.mark.line >= 0 ? e.mark.line + 1 + line_offset : line_offset + 1;
     int column = e.mark.column >= 0 ? e.mark.column + 1 : 0;
     doc.issues.push_back({YamlIssue::Kind::kSyntax, line, column, "invalid YAML: " + e.msg, 0});
+  } catch (const OverBudget& over) {
+    doc.root = nullptr;
+    doc.issues.push_back({YamlIssue::Kind::kSyntax, line_offset + 1, 1,
+                          "aliases and merge keys expand this document by more than " +
+                              std::to_string(kMaxAliasExpansion) + " nodes beyond the " +
+                              std::to_string(over.written) +
+                              " it writes out (fabcheck's budget per document; a YAML alias bomb?); write the "
+                              "repeated parts out, or split the document",
+                          0});
   } catch (const TooDeep&) {
     doc.root = nullptr;
     doc.issues.push_back({YamlIssue::Kind::kSyntax, line_offset + 1, 1,

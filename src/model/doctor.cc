@@ -1,5 +1,7 @@
 #include "fabcheck/model/doctor.h"
 
+#include "base/json_budget.h"
+
 namespace fabcheck::model {
 
 DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<std::string>& rung_order) {
@@ -58,8 +60,13 @@ void from_json(const nlohmann::json& j, DoctorReport& v) {
 }
 
 std::optional<DoctorReport> ParseDoctorJson(std::string_view text, std::string* error) {
+  auto parsed = ParseJsonWithin(text, "the doctor report", kNodeDocumentBudget);
+  if (!parsed.ok()) {
+    if (error) *error = parsed.status().message();
+    return std::nullopt;
+  }
   try {
-    return nlohmann::json::parse(text).get<DoctorReport>();
+    return parsed->get<DoctorReport>();
   } catch (const nlohmann::json::exception& e) {
     if (error) *error = std::string("not a fabcheck doctor report: ") + e.what();
     return std::nullopt;

@@ -1,5 +1,7 @@
 #include "fabcheck/model/inventory.h"
 
+#include "base/json_budget.h"
+
 #include "fabcheck/model/json_fields.h"
 
 namespace fabcheck::model {
@@ -362,8 +364,13 @@ void from_json(const json& j, Inventory& v) {
 }
 
 std::optional<Inventory> ParseInventoryJson(std::string_view text, std::string* error) {
+  auto parsed = ParseJsonWithin(text, "the inventory", kNodeDocumentBudget);
+  if (!parsed.ok()) {
+    if (error) *error = parsed.status().message();
+    return std::nullopt;
+  }
   try {
-    return json::parse(text).get<Inventory>();
+    return parsed->get<Inventory>();
   } catch (const json::exception& e) {
     if (error) *error = std::string("not a fabcheck inventory JSON: ") + e.what();
     return std::nullopt;

@@ -1,5 +1,8 @@
 #include "fabcheck/model/ladder.h"
 
+#include "base/json_budget.h"
+#include "base/terminal_text.h"
+
 #include "fabcheck/model/json_fields.h"
 
 #include <array>
@@ -312,15 +315,17 @@ std::optional<LadderManifest> ParseLadderManifest(std::string_view text, std::st
     if (error) *error = std::move(message);
     return std::nullopt;
   };
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return fail("manifest.json is not valid JSON");
+  auto parsed = ParseJsonWithin(text, "manifest.json", kClusterDocumentBudget);
+  if (!parsed.ok()) return fail(parsed.status().message());
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) return fail("manifest.json is not a JSON object");
   auto schema = j.find("schema");
   if (schema == j.end() || !schema->is_string()) {
     return fail("manifest.json has no \"schema\" (expected \"" + std::string(kLadderSchema) + "\")");
   }
   if (schema->get<std::string>() != kLadderSchema) {
-    return fail("manifest.json has schema \"" + schema->get<std::string>() + "\", expected \"" +
+    // The schema is the bundle's text, printed in an error on a terminal.
+    return fail("manifest.json has schema \"" + NeutralizeControls(schema->get<std::string>()) + "\", expected \"" +
                 std::string(kLadderSchema) + "\" (is this a `fabcheck ladder` bundle?)");
   }
   try {

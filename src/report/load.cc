@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/input.h"
+#include "base/json_budget.h"
 #include "base/parallel.h"
 #include "bundle/bundle.h"
 
@@ -53,8 +54,10 @@ Result<BundleEvidence> LoadBundle(const std::string& path) {
 
 Status LoadKvResults(const std::string& path, BundleEvidence& e) {
   ASSIGN_OR_RETURN(std::string text, ReadFileBounded(path));
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return InvalidArgumentError(path + ": not JSON (write it with fabcheck kv run --json)");
+  auto parsed = ParseJsonWithin(text, path, kClusterDocumentBudget);
+  if (!parsed.ok() && parsed.status().code() != StatusCode::kInvalidArgument) return parsed.status();
+  const nlohmann::json j = parsed.ok() ? std::move(*parsed) : nlohmann::json();
+  if (!j.is_object()) return InvalidArgumentError(path + ": not JSON (write it with fabcheck kv run --json)");
   const std::string schema = j.value("schema", "");
   try {
     if (schema == model::kKvSchema) {

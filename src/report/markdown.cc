@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "base/terminal_text.h"
 
 namespace fabcheck::report {
 namespace {
@@ -19,27 +20,38 @@ std::string StatusBadge(model::ChecklistStatus s) {
   return "?";
 }
 
+// A rung status comes from the bundle: anything but the known words is text.
 std::string RungBadge(const std::string& v) {
   if (v == "fail") return "**fail**";
   if (v == "not_run") return "not run";
-  return v;
+  return MarkdownEscape(v);
 }
 
 }  // namespace
 
 std::string MarkdownEscape(std::string_view text) {
+  // Newlines would end a table row or start a block: one line, always.
+  std::string line(text);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
+  out.reserve(line.size());
+  for (char c : NeutralizeControls(line)) {
     switch (c) {
-      case '|': out += "\\|"; break;
-      case '*': out += "\\*"; break;
-      case '_': out += "\\_"; break;
-      case '`': out += "\\`"; break;
+      // Emphasis, code spans, tables, headings, strikethrough and the
+      // backslash itself: shown as typed.
+      case '\\': case '*': case '_': case '`': case '|': case '#': case '~':
+      // Links and images ([x](javascript:...), ![x](https://tracker/)) and
+      // their reference definitions need '[': none can start.
+      case '[': case ']': case '!':
+        out += '\\';
+        out += c;
+        break;
+      // Raw HTML (<script>, <img src=...>) and character references.
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
-      case '\n': out += ' '; break;
-      case '\r': break;
+      case '&': out += "&amp;"; break;
       default: out += c;
     }
   }
@@ -55,7 +67,7 @@ std::string RenderMarkdown(const model::GoLiveReport& r) {
   out += fmt::format("- members: {}; node types: {}\n", r.members.size(),
                      esc(r.node_types.empty() ? "-" : Join(r.node_types, ", ")));
   out += fmt::format("- ladder verdict: {}{}\n", esc(r.verdict_summary),
-                     r.first_failing_rung.empty() ? "" : fmt::format(" (first failing rung: {})", r.first_failing_rung));
+                     r.first_failing_rung.empty() ? "" : fmt::format(" (first failing rung: {})", esc(r.first_failing_rung)));
   if (r.interrupted) out += "- the run was interrupted: what was measured until then is kept\n";
   out += fmt::format("- checklist: {} pass, {} fail, {} unknown, {} manual\n\n", r.counts.pass, r.counts.fail,
                      r.counts.unknown, r.counts.manual);
@@ -68,7 +80,7 @@ std::string RenderMarkdown(const model::GoLiveReport& r) {
   out += "\n";
   for (const auto& item : r.checklist) {
     out += fmt::format("### {}. {} — {}\n\n", item.number, esc(item.title), StatusBadge(item.status));
-    out += fmt::format("{} (`{}`)\n\n", esc(item.summary), item.id);
+    out += fmt::format("{} (`{}`)\n\n", esc(item.summary), esc(item.id));
     if (!item.members.empty()) {
       out += fmt::format("Members: {}\n\n", esc(Join(item.members, ", ")));
     }
@@ -87,14 +99,14 @@ std::string RenderMarkdown(const model::GoLiveReport& r) {
 
   out += "## Rungs\n\n| Rung | Verdict | Ran on | Passed | Duration | Failures | Reason |\n|---|---|---|---|---|---|---|\n";
   for (const auto& g : r.rungs) {
-    out += fmt::format("| {} {} | {} | {} | {} | {:.1f} s | {} | {} |\n", g.id, esc(g.title), RungBadge(g.verdict),
+    out += fmt::format("| {} {} | {} | {} | {} | {:.1f} s | {} | {} |\n", esc(g.id), esc(g.title), RungBadge(g.verdict),
                        g.members, g.passed, g.duration_s, g.failures, esc(g.reason));
   }
   out += "\n## Members\n\n";
   std::string header = "| Member | Type | Rack | Leaf |";
   std::string rule = "|---|---|---|---|";
   for (const auto& g : r.rungs) {
-    header += " " + g.id + " |";
+    header += " " + esc(g.id) + " |";
     rule += "---|";
   }
   out += header + " Left the run |\n" + rule + "---|\n";
@@ -123,7 +135,7 @@ std::string RenderMarkdown(const model::GoLiveReport& r) {
     } else {
       out += "| Severity | Change | Object | Before | After | What |\n|---|---|---|---|---|---|\n";
       for (const auto& c : b.changes) {
-        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", model::SeverityName(c.severity), c.kind, esc(c.object),
+        out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", model::SeverityName(c.severity), esc(c.kind), esc(c.object),
                            esc(c.before), esc(c.after), esc(c.message));
       }
     }
@@ -132,7 +144,7 @@ std::string RenderMarkdown(const model::GoLiveReport& r) {
     out += "\n## Notes\n\n";
     for (const auto& n : r.notes) out += "- " + esc(n) + "\n";
   }
-  out += fmt::format("\n---\nfabcheck report {} (schema {})\n", esc(r.fabcheck_version), r.schema);
+  out += fmt::format("\n---\nfabcheck report {} (schema {})\n", esc(r.fabcheck_version), esc(r.schema));
   return out;
 }
 

@@ -11,7 +11,11 @@ namespace fabcheck::report {
 
 std::string RenderMarkdown(const model::GoLiveReport& report);
 
-// Escapes text for a Markdown table cell or line (|, *, _, `, <, newlines).
+// Foreign text as one line of Markdown that renders as exactly that text:
+// control characters neutralised (NeutralizeControls), newlines made spaces,
+// the characters that start emphasis, code, tables, headings, links and
+// images backslash-escaped, and <, >, & as entities (no raw HTML). Every
+// field the Markdown report prints goes through it.
 std::string MarkdownEscape(std::string_view text);
 
 }  // namespace fabcheck::report

@@ -180,5 +180,114 @@ TEST_F(HostileInputTest, YamlBombsAndDeepNestingAreBounded) {
   }
 }
 
+// Lists whose items are aliases of lists: every reader walks an alias as if
+// written out, so these ~700 bytes are ten million Pods (the probe's 10.8 KB
+// file took 2.3 GB).
+std::string ListBomb(int levels) {
+  std::string y = "apiVersion: v1\nkind: List\nitems:\n- &l0 {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: "
+                  "{containers: [{name: c, image: \"x:1\"}]}}\n";
+  for (int i = 1; i <= levels; ++i) {
+    y += "- &l" + std::to_string(i) + " {apiVersion: v1, kind: List, items: [";
+    for (int k = 0; k < 10; ++k) y += std::string(k ? "," : "") + "*l" + std::to_string(i - 1);
+    y += "]}\n";
+  }
+  return y;
+}
+
+// Each map merges the one before it: n maps hold n^2/2 entries (the probe's
+// 429 KB file of merge keys took 115 s; this one is ~440 KB).
+std::string MergeChain(int n) {
+  std::string y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: chain}\nchain:\n  m0: &m0 {k0: v}\n";
+  for (int i = 1; i < n; ++i) {
+    y += "  m" + std::to_string(i) + ": &m" + std::to_string(i) + " {<<: *m" + std::to_string(i - 1) + ", k" +
+         std::to_string(i) + ": v}\n";
+  }
+  return y;
+}
+
+// One map merging 400 anchored maps of 50 keys each: 20,000 merged keys, a
+// large but honest use of merge keys that must be linted (within the budget).
+std::string WideMerge() {
+  std::string y = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: wide}\nparts:\n";
+  for (int i = 0; i < 400; ++i) {
+    y += "  - &p" + std::to_string(i) + " {";
+    for (int k = 0; k < 50; ++k) y += std::string(k ? ", " : "") + "key" + std::to_string(i) + "_" + std::to_string(k) + ": v";
+    y += "}\n";
+  }
+  y += "data:\n  <<: [";
+  for (int i = 0; i < 400; ++i) y += std::string(i ? ", " : "") + "*p" + std::to_string(i);
+  y += "]\n";
+  return y;
+}
+
+// Under a pod-like memory limit (RLIMIT_AS 1 GiB) and a generous time limit,
+// the bombs stop at the expansion budget with an error naming the file and
+// the budget; the honest wide merge is linted.
+TEST_F(HostileInputTest, YamlAliasAndMergeBombsStopAtTheExpansionBudget) {
+  const RunOptions limited{.timeout_s = 120, .address_space_mib = 1024};
+  std::string list_bomb = Write("list-bomb.yaml", ListBomb(7));
+  std::string merge_chain = Write("merge-chain.yaml", MergeChain(13000));
+  fixtures::NodeFixture node(dir_ / "node", {.pairs = 1});
+  for (const std::string& file : {list_bomb, merge_chain}) {
+    SCOPED_TRACE(file);
+    RunResult lint = RunFabcheck({"k8s", "lint", file}, limited);
+    ExpectContained(lint, 60, 512);
+    EXPECT_EQ(lint.code, 2) << Describe(lint);
+    EXPECT_NE(lint.out.find(file), std::string::npos) << Describe(lint);
+    EXPECT_NE(lint.out.find("beyond the"), std::string::npos) << Describe(lint);
+    EXPECT_NE(lint.out.find("100000 nodes"), std::string::npos) << Describe(lint);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"k8s", "lint", "--format", "json", file},
+             {"k8s", "lint", "--config", file, list_bomb},
+             {"k8s", "render", "--profile", file},
+             {"doctor", "--sysroot", node.root(), "--no-process-env", "--only", "L1", "--profile", file}}) {
+      RunResult r = RunFabcheck(args, limited);
+      ExpectContained(r, 60, 512);
+    }
+    RunResult config = RunFabcheck({"k8s", "lint", "--config", file, list_bomb}, limited);
+    EXPECT_EQ(config.code, 3) << Describe(config);
+    EXPECT_NE(config.err.find(file), std::string::npos) << Describe(config);
+    EXPECT_NE(config.err.find("100000 nodes"), std::string::npos) << Describe(config);
+  }
+  RunResult wide = RunFabcheck({"k8s", "lint", Write("wide-merge.yaml", WideMerge())}, limited);
+  ExpectContained(wide, 60, 512);
+  EXPECT_NE(wide.code, 3) << Describe(wide);
+  EXPECT_EQ(wide.out.find("100000 nodes"), std::string::npos) << Describe(wide);
+}
+
+
+bool HasControlBytes(const std::string& text) {
+  for (char c : text) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) return true;
+  }
+  return text.find("\xc2\x9b") != std::string::npos;
+}
+
+// Text outputs quote what came from outside: NCCL log lines, manifest values.
+// An ESC sequence among them would reach the terminal of whoever reads the
+// output; JSON outputs stay valid.
+TEST_F(HostileInputTest, TextOutputsCarryNoControlSequences) {
+  const std::string esc = "\x1b]0;owned\x07\x1b[2J\xc2\x9b" "31m";
+  std::string log = Write("esc.log", "node-a:4101:4101 [0] NCCL INFO Bootstrap : Using ib0" + esc +
+                                         ":192.168.10.1<0>\nnode-a:4101:4190 [0] NCCL WARN Call to " + esc +
+                                         " failed\n");
+  std::string yaml = Write("esc.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"p" + std::string("\\e[2J") +
+                                           "\"\nspec:\n  hostNetwork: true\n  containers:\n  - name: c\n    image: x\n");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"nccl-log", log}, {"diagnose", log}, {"k8s", "lint", yaml}}) {
+    SCOPED_TRACE(args[0]);
+    RunResult r = RunFabcheck(args);
+    ExpectContained(r, 30, 512);
+    EXPECT_NE(r.code, 3) << Describe(r);
+    EXPECT_FALSE(r.out.empty()) << Describe(r);
+    EXPECT_FALSE(HasControlBytes(r.out)) << Describe(r);
+    EXPECT_FALSE(HasControlBytes(r.err)) << Describe(r);
+  }
+  RunResult json = RunFabcheck({"nccl-log", "--json", log});
+  EXPECT_TRUE(ValidJson(json.out)) << Describe(json);
+  EXPECT_FALSE(HasControlBytes(json.out)) << Describe(json);
+}
+
 }  // namespace
 }  // namespace fabcheck::hostile

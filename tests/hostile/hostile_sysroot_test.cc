@@ -3,8 +3,6 @@
 // attributes, folders in place of files, unreadable trees and NaN rates.
 // Nothing may be written outside the unpack folder, no run may hang, and
 // what could not be read is never a pass.
-#include <archive.h>
-#include <archive_entry.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -21,6 +19,7 @@
 
 #include "node_fixture.h"
 #include "run.h"
+#include "tar.h"
 
 namespace fabcheck::hostile {
 namespace {
@@ -56,34 +55,6 @@ void ExpectContained(const RunResult& r, double max_seconds) {
   EXPECT_LT(r.seconds, max_seconds * test_support::kSanitizerTimeFactor) << Describe(r);
   EXPECT_EQ(r.err.find("internal error"), std::string::npos) << Describe(r);
 }
-
-// A .tar.gz written entry by entry.
-class Tar {
- public:
-  explicit Tar(const std::string& path) : a_(archive_write_new()) {
-    archive_write_add_filter_gzip(a_);
-    archive_write_set_format_pax_restricted(a_);
-    archive_write_open_filename(a_, path.c_str());
-  }
-  ~Tar() {
-    archive_write_close(a_);
-    archive_write_free(a_);
-  }
-  void Add(const std::string& name, mode_t type, const std::string& data = "", const std::string& link = "") {
-    struct archive_entry* e = archive_entry_new();
-    archive_entry_set_pathname(e, name.c_str());
-    archive_entry_set_filetype(e, type);
-    archive_entry_set_perm(e, type == AE_IFDIR ? 0755 : 0644);
-    archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
-    if (!link.empty()) archive_entry_set_symlink(e, link.c_str());
-    archive_write_header(a_, e);
-    if (!data.empty()) archive_write_data(a_, data.data(), data.size());
-    archive_entry_free(e);
-  }
-
- private:
-  struct archive* a_;
-};
 
 TEST_F(HostileSysrootTest, CapturesThatWriteThroughLinksNeverReachOutside) {
   std::string victim = (dir_ / "outside/victim").string();

@@ -39,6 +39,10 @@ struct RunOptions {
   std::vector<std::string> env;  // "NAME=value", added to the environment
   // Called with the child's pid once it runs (to signal it mid-way).
   std::function<void(pid_t)> while_running;
+  // RLIMIT_AS for the child, as `prlimit --as` or a pod's memory limit would
+  // set (0: none). Not under AddressSanitizer, which reserves terabytes of
+  // address space for its shadow memory.
+  long address_space_mib = 0;
 };
 
 inline std::string Slurp(const std::string& path) {
@@ -63,6 +67,13 @@ inline RunResult RunFabcheck(const std::vector<std::string>& args, const RunOpti
     ::dup2(out_fd, 1);
     ::dup2(err_fd, 2);
     for (const auto& e : options.env) ::putenv(const_cast<char*>(e.c_str()));
+#if !defined(__SANITIZE_ADDRESS__)
+    if (options.address_space_mib > 0) {
+      struct rlimit limit {};
+      limit.rlim_cur = limit.rlim_max = static_cast<rlim_t>(options.address_space_mib) << 20;
+      if (::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(122);
+    }
+#endif
     std::vector<char*> argv{const_cast<char*>(FABCHECK_BINARY)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
