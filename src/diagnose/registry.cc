@@ -41,6 +41,12 @@ const Rule* FindRule(std::string_view id) {
   return nullptr;
 }
 
+std::vector<model::CatalogEntry> CatalogEntries() {
+  std::vector<model::CatalogEntry> out;
+  for (const Rule* r : AllRules()) out.push_back({r->id, "diagnose", r->group, std::nullopt, r->title, r->why, r->fix});
+  return out;
+}
+
 std::string CatalogMarkdown() {
   std::string out =
       "# fabcheck diagnose: rule catalog\n\n"
