@@ -49,7 +49,7 @@ int Run(const ExplainFlags& flags) {
       continue;
     }
     if (flags.json) {
-      found.push_back(*e);
+      found.push_back(nlohmann::json(*e));
     } else {
       std::cout << verdict::ExplainText(*e) << (flags.ids.size() > 1 ? "\n" : "");
     }
