@@ -273,6 +273,19 @@ Result<Bundle> Bundle::Open(const std::string& path) {
   } else {
     return InvalidArgumentError(path + " is not a bundle" + kWhatBundle);
   }
+  // A bundle packed with its folder (`tar czf b.tar.gz -C runs run1`), or a
+  // folder holding one bundle folder: the bundle is one level down.
+  if (std::error_code ec; !fs::exists(fs::path(b.dir_) / kManifestFile, ec)) {
+    std::vector<fs::path> entries;
+    for (const auto& e : fs::directory_iterator(b.dir_, ec)) {
+      if (entries.size() > 1) break;
+      entries.push_back(e.path());
+    }
+    if (!ec && entries.size() == 1 && fs::is_directory(fs::symlink_status(entries[0], ec)) &&
+        fs::is_regular_file(fs::symlink_status(entries[0] / kManifestFile, ec))) {
+      b.dir_ = entries[0].string();
+    }
+  }
   auto text = b.ReadFile(kManifestFile);
   if (!text.ok()) {
     return text.status().code() == StatusCode::kNotFound

@@ -48,6 +48,20 @@ bool HostEvidenceComplete(const sys::SysRoot& root) {
 bool Context::HasRdma() const { return inventory && !inventory->rdma_devices.empty(); }
 bool Context::HasGpus() const { return inventory && !inventory->gpus.empty(); }
 
+bool Context::RdmaExpected() const {
+  if (tcp_intended) return false;
+  if (profile && (profile->nic_count.value_or(0) > 0 || !profile->nic_devices.empty() || profile->link_layer)) return true;
+  return HasGpus();
+}
+
+std::vector<Context::PortRef> Context::ActivePorts() const {
+  std::vector<PortRef> out;
+  for (const auto& ref : Ports()) {
+    if (ref.port->state == "ACTIVE") out.push_back(ref);
+  }
+  return out;
+}
+
 std::string Context::PortRef::Label() const { return device->name + " port " + std::to_string(port->port); }
 sys::infiniband::PortFiles Context::PortRef::Files() const {
   return sys::infiniband::Port(device->name, port->port);

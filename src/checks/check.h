@@ -64,6 +64,13 @@ struct Context {
   // hugepages...), which captures hold only since the host checks exist: in
   // an older capture their absence says nothing about the node.
   bool host_evidence_complete = true;
+  // An explicit TCP intent (doctor --expect-transport tcp, or the profile's
+  // `transport: tcp`): a node without usable RDMA is then as meant (info).
+  bool tcp_intended = false;
+
+  // Whether RDMA is expected here: no TCP intent, and the node has GPUs or
+  // the profile describes compute NICs (a multi-node GPU job needs RDMA).
+  bool RdmaExpected() const;
 
   // Whether the node has any RDMA device (false also when unknown).
   bool HasRdma() const;
@@ -78,6 +85,8 @@ struct Context {
   };
   std::vector<PortRef> Ports() const;
   std::vector<PortRef> RocePorts() const;  // link layer Ethernet
+  // Ports whose state is ACTIVE (what NCCL and perftest can use).
+  std::vector<PortRef> ActivePorts() const;
 };
 
 // Capture metadata that marks a sysroot as holding the doctor's evidence.

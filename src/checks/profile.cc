@@ -139,13 +139,15 @@ Result<Profile> ParseProfileTree(std::string_view yaml_text, std::string_view la
   p.source = std::string(label);
   Reader r{std::string(label)};
   if (!root || root.IsNull()) return InvalidArgumentError("profile " + std::string(label) + " is empty");
-  r.OnlyKeys(root, "", {"schema", "name", "description", "gpus", "nics", "network", "roce", "system", "memory", "perf"});
+  r.OnlyKeys(root, "", {"schema", "name", "description", "gpus", "nics", "network", "roce", "system", "memory", "perf",
+                    "transport"});
   RETURN_IF_ERROR(r.status());
   if (auto schema = r.String(root["schema"], "schema"); schema && *schema != "fabcheck.profile/v1") {
     r.Fail("schema", "expected fabcheck.profile/v1, got '" + *schema + "'");
   }
   p.name = r.String(root["name"], "name").value_or("");
   p.description = r.String(root["description"], "description").value_or("");
+  p.transport = r.OneOf(root["transport"], "transport", {"rdma", "tcp"});
 
   if (auto g = root["gpus"]) {
     r.OnlyKeys(g, "gpus", {"count", "pcie_gen", "pcie_width"});

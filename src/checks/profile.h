@@ -23,6 +23,10 @@ struct Profile {
   std::string description;
   std::string source;  // the file it was read from
 
+  // transport: what the node's inter-node traffic is meant to use. "rdma"
+  // (the default where the node has GPUs or the profile describes NICs) or
+  // "tcp": an explicit TCP intent turns "no usable RDMA device" into info.
+  std::optional<std::string> transport;
   // gpus:
   std::optional<int> gpu_count;
   std::optional<int> gpu_pcie_gen;

@@ -6,7 +6,7 @@
 
 namespace fabcheck::checks {
 
-extern const Check kNodeCount, kPortDown, kPortRateLow, kPortLinkLayer, kPcieDowngraded, kTopoGpuNicFar, kTopoRailUnbalanced;
+extern const Check kRdmaNone, kNodeCount, kPortDown, kPortRateLow, kPortLinkLayer, kPcieDowngraded, kTopoGpuNicFar, kTopoRailUnbalanced;
 extern const Check kNetdevDown, kNetdevMtuMismatch, kRoceNoIpv4, kRoceGidNoV2;
 extern const Check kRocePfcOff, kRocePfcMismatch, kRoceEcnOff, kRoceTrustPcp;
 extern const Check kGdrNoPeerMemory, kPcieAcsRedirect, kIommuTranslating;
@@ -16,7 +16,7 @@ extern const Check kNcclIbDisabled, kNcclSocketIfname, kNcclIbHca, kNcclGidIndex
 
 const std::vector<const Check*>& AllChecks() {
   static const std::vector<const Check*> kAll = {
-      &kNodeCount,       &kPortDown,        &kPortRateLow,      &kPortLinkLayer,     &kPcieDowngraded,   &kTopoGpuNicFar,
+      &kRdmaNone,        &kNodeCount,       &kPortDown,        &kPortRateLow,      &kPortLinkLayer,     &kPcieDowngraded,   &kTopoGpuNicFar,
       &kTopoRailUnbalanced,
       &kNetdevDown,      &kNetdevMtuMismatch, &kRoceNoIpv4,       &kRoceGidNoV2,
       &kRocePfcOff,      &kRocePfcMismatch,  &kRoceEcnOff,        &kRoceTrustPcp,
@@ -59,6 +59,14 @@ Result<std::vector<const Check*>> SelectChecks(const std::vector<std::string>& o
   std::vector<const Check*> out;
   for (const Check* c : AllChecks()) {
     if (chosen.count(c)) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<model::CatalogEntry> CatalogEntries() {
+  std::vector<model::CatalogEntry> out;
+  for (const Check* c : AllChecks()) {
+    out.push_back({c->id, "doctor", std::string(RungName(c->rung)), std::nullopt, c->title, c->why, c->fix});
   }
   return out;
 }

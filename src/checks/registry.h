@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "checks/check.h"
+#include "fabcheck/model/catalog.h"
 
 namespace fabcheck::checks {
 
@@ -19,6 +20,9 @@ const Check* FindCheck(std::string_view id);
 // IDs, comma separated, in any mix. Empty selects everything. An unknown name
 // is an InvalidArgument error listing the valid ones.
 Result<std::vector<const Check*>> SelectChecks(const std::vector<std::string>& only);
+
+// The checks as entries of the one catalog (source "doctor").
+std::vector<model::CatalogEntry> CatalogEntries();
 
 // docs/checks.md: the catalog, generated from the checks themselves.
 std::string CatalogMarkdown();

@@ -1,7 +1,10 @@
 #include "checks/runner.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "base/log.h"
@@ -21,7 +24,79 @@ std::vector<model::Finding> RunChecks(const Context& ctx, const std::vector<cons
   return findings;
 }
 
+bool FromOlderCapture(const model::Finding& f) {
+  if (f.severity != model::Severity::kUnknown) return false;
+  for (const std::string* text : {&f.message, &f.remedy}) {
+    if (text->find("was taken without the doctor's evidence") != std::string::npos ||
+        text->find("this capture was taken before") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<model::Finding> GroupUnknowns(std::vector<model::Finding> findings) {
+  std::map<std::string, size_t> count;
+  for (const auto& f : findings) {
+    if (f.severity == model::Severity::kUnknown) ++count[f.id];
+  }
+  std::vector<model::Finding> out;
+  std::map<std::string, size_t> merged_at;  // check ID -> index in out of its merged unknown
+  for (auto& f : findings) {
+    if (f.severity != model::Severity::kUnknown || count[f.id] < 2) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    auto it = merged_at.find(f.id);
+    if (it == merged_at.end()) {
+      merged_at[f.id] = out.size();
+      model::Finding g = f;
+      g.evidence = {f.object + ": " + f.message};
+      for (const auto& e : f.evidence) g.evidence.push_back(f.object + ": " + e);
+      out.push_back(std::move(g));
+      continue;
+    }
+    model::Finding& g = out[it->second];
+    g.object += ", " + f.object;
+    if (f.message != g.message) {
+      // Different reasons: keep the first as the line, every one in the evidence.
+      g.message = g.message.substr(0, g.message.find(" (and others"));
+      g.message += " (and others: see the evidence)";
+    }
+    g.evidence.push_back(f.object + ": " + f.message);
+    for (const auto& e : f.evidence) g.evidence.push_back(f.object + ": " + e);
+    if (g.remedy.empty()) g.remedy = f.remedy;
+  }
+  for (auto& [id, index] : merged_at) {
+    model::Finding& g = out[index];
+    g.object = std::to_string(count[id]) + " objects: " + g.object;
+  }
+  return out;
+}
+
 namespace {
+
+// The older-capture unknowns say once, in the report's capture note, where
+// they come from; each keeps only what it could not read.
+std::string NoteOlderCapture(std::vector<model::Finding>& findings, const sys::SysRoot& root) {
+  std::vector<std::string> ids;
+  size_t n = 0;
+  for (auto& f : findings) {
+    if (!FromOlderCapture(f)) continue;
+    ++n;
+    if (std::find(ids.begin(), ids.end(), f.id) == ids.end()) ids.push_back(f.id);
+    f.subject = "capture";
+    size_t colon = f.message.find(": ");
+    std::string what = colon == std::string::npos ? std::string() : f.message.substr(0, colon);
+    if (what.find("taken") != std::string::npos) what.clear();
+    f.message = (what.empty() ? std::string("not recorded") : what) + " (the capture predates this check)";
+    f.remedy = "re-take the capture with `fabcheck snapshot` on the node";
+  }
+  if (n == 0) return "";
+  return fmt::format("{} was taken without what {} check(s) read ({}): their {} unknown finding(s) say nothing about "
+                     "the node; re-take it with `fabcheck snapshot` for a full check",
+                     root.Describe(), ids.size(), fmt::join(ids, ", "), n);
+}
 
 std::vector<std::string> RungOrder() {
   std::vector<std::string> out;
@@ -67,6 +142,7 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
   ctx.env = &env;
   ctx.evidence_complete = EvidenceComplete(root);
   ctx.host_evidence_complete = HostEvidenceComplete(root);
+  ctx.tcp_intended = options.expect_transport == "tcp" || (profile && profile->transport == "tcp");
 
   model::DoctorReport report;
   report.fabcheck_version = fabcheck_version;
@@ -82,7 +158,9 @@ Result<model::DoctorReport> RunDoctor(const DoctorOptions& options, const std::s
   for (const auto& w : inv.warnings) report.inventory_warnings.push_back(w.path + ": " + w.message);
   for (const Check* c : checks) report.checks.push_back(c->id);
   report.findings = RunChecks(ctx, checks);
-  report.summary = model::Summarize(report.findings, RungOrder());
+  if (!root.live()) report.capture_note = NoteOlderCapture(report.findings, root);
+  report.findings = GroupUnknowns(std::move(report.findings));
+  report.summary = model::Summarize(report.findings, RungOrder(), options.strict);
   return report;
 }
 

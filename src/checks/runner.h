@@ -19,12 +19,26 @@ struct DoctorOptions {
   std::vector<std::string> only;       // rungs and check IDs; empty = all
   std::vector<std::string> env_files;  // --env-file
   bool use_process_env = true;
+  // "tcp": TCP is what this node is meant to use (no RDMA is then info, not a
+  // failure); "" or "rdma": RDMA is expected on GPU nodes and profiled NICs.
+  std::string expect_transport;
+  bool strict = false;                 // --strict: an unknown exits 1 (docs/verdicts.md)
   bool query_libraries = true;         // inventory may ask libibverbs/NVML on a live node
 };
 
 // Runs `checks` on a prepared context. A check that reports nothing gets a
 // pass finding, so every check that ran is visible.
 std::vector<model::Finding> RunChecks(const Context& ctx, const std::vector<const Check*>& checks);
+
+// One line per check for its unknowns: several unknown findings of one check
+// (one per device, typically) become one, naming every object, with each
+// object's reason in the evidence. Other findings are left as they are.
+std::vector<model::Finding> GroupUnknowns(std::vector<model::Finding> findings);
+
+// Whether an unknown comes from a capture taken before the check recorded
+// what it reads (the checks say "was taken without the doctor's evidence" or
+// "this capture was taken before").
+bool FromOlderCapture(const model::Finding& finding);
 
 // The whole command: errors only for bad input (unreadable sysroot, invalid
 // profile or env file, unknown --only name); everything about the node

@@ -119,7 +119,7 @@ std::vector<model::Finding> GpuCopyFindings(const model::GpuCopyReport& report, 
                              g.pcie_width)},
                 "reseat the GPU or its riser, check BIOS PCIe settings; some GPUs lower the speed when idle, so "
                 "read it again under load",
-                std::nullopt};
+                std::nullopt, "", "gpu", std::nullopt, ""};
       out.push_back(std::move(f));
     }
   }

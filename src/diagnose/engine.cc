@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "base/strings.h"
 #include "diagnose/registry.h"
@@ -49,11 +50,36 @@ model::Diagnosis Make(const Rule& rule, model::Severity severity, model::Confide
   return d;
 }
 
-model::DiagnoseReport Diagnose(const Evidence& evidence) {
+static std::vector<model::Diagnosis> CarriedDoctorFindings(const Evidence& evidence) {
+  std::vector<model::Diagnosis> out;
+  for (const auto& doc : evidence.doctors) {
+    for (const auto& f : doc.findings) {
+      if (f.severity != model::Severity::kFail && f.severity != model::Severity::kWarn) continue;
+      out.push_back(model::FromFinding(f, doc.host, doc.source));
+    }
+  }
+  return out;
+}
+
+model::DiagnoseReport Diagnose(const Evidence& evidence, std::vector<model::Diagnosis> judged, bool strict) {
   model::DiagnoseReport report;
   report.fabcheck_version = kVersion;
   report.inputs = evidence.inputs;
   report.findings = RunRules(evidence, false);
+  // What the doctor (and the caller: ladder judges, checklist items) already
+  // judged, under the same IDs and members, so diagnose never says less than
+  // the command that judged it. One per ID and member.
+  std::vector<model::Diagnosis> carried = CarriedDoctorFindings(evidence);
+  carried.insert(carried.end(), std::make_move_iterator(judged.begin()), std::make_move_iterator(judged.end()));
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& d : report.findings) seen.insert({d.rule, d.member});
+  for (auto& d : carried) {
+    if (seen.insert({d.rule, d.member}).second) report.findings.push_back(std::move(d));
+  }
+  std::stable_sort(report.findings.begin(), report.findings.end(), [](const auto& a, const auto& b) {
+    if (Rank(a.severity) != Rank(b.severity)) return Rank(a.severity) < Rank(b.severity);
+    return a.confidence > b.confidence;
+  });
   for (const auto& d : report.findings) {
     switch (d.severity) {
       case model::Severity::kFail: ++report.fail; break;
@@ -66,7 +92,7 @@ model::DiagnoseReport Diagnose(const Evidence& evidence) {
   bool any_read = std::any_of(report.inputs.begin(), report.inputs.end(), [](const auto& i) {
     return i.status == "read" || i.status.rfind("read in part", 0) == 0;
   });
-  report.exit_code = !any_read ? 3 : report.fail > 0 ? 2 : report.warn > 0 ? 1 : 0;
+  report.exit_code = !any_read ? 3 : report.fail > 0 ? 2 : (report.warn > 0 || (strict && report.unknown > 0)) ? 1 : 0;
   return report;
 }
 

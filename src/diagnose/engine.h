@@ -11,8 +11,13 @@
 
 namespace fabcheck::diagnose {
 
-// Every rule over the evidence; worst first (severity, then confidence).
-model::DiagnoseReport Diagnose(const Evidence& evidence);
+// Every rule over the evidence, plus the failures and warnings judged
+// elsewhere that the evidence carries (doctor reports) and `judged` (what the
+// caller judged: a bundle's ladder findings and checklist items), one per ID
+// and member; worst first (severity, then confidence). `strict`: an unknown
+// exits 1.
+model::DiagnoseReport Diagnose(const Evidence& evidence, std::vector<model::Diagnosis> judged = {},
+                               bool strict = false);
 
 // The NCCL rules over one parsed log, as Findings (what nccl-log and coll
 // report). The summary's own findings (unreadable files) come first.

@@ -76,6 +76,12 @@ std::string NcclMessageCatalogMarkdown() {
 
 }  // namespace
 
+std::vector<model::CatalogEntry> CatalogEntries() {
+  std::vector<model::CatalogEntry> out;
+  for (const Rule* r : AllRules()) out.push_back({r->id, "diagnose", r->group, std::nullopt, r->title, r->why, r->fix});
+  return out;
+}
+
 std::string CatalogMarkdown() {
   std::string out =
       "# fabcheck diagnose: rule catalog\n\n"

@@ -62,4 +62,12 @@ const Rule* FindRule(std::string_view id) {
   return nullptr;
 }
 
+std::vector<model::CatalogEntry> CatalogEntries() {
+  std::vector<model::CatalogEntry> out;
+  for (const auto& r : AllRules()) {
+    out.push_back({r.info.id, "k8s", r.info.scope, ToSeverity(r.info.level), r.info.title, r.info.why, r.info.remedy});
+  }
+  return out;
+}
+
 }  // namespace fabcheck::k8s

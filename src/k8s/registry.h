@@ -6,11 +6,14 @@
 #include <string_view>
 #include <vector>
 
+#include "fabcheck/model/catalog.h"
 #include "k8s/rule.h"
 
 namespace fabcheck::k8s {
 
 const std::vector<Rule>& AllRules();
 const Rule* FindRule(std::string_view id);
+// The rules as entries of the one catalog (source "k8s", group = scope).
+std::vector<model::CatalogEntry> CatalogEntries();
 
 }  // namespace fabcheck::k8s

@@ -164,6 +164,8 @@ std::vector<model::Finding> ConsistencyFindings(const std::vector<model::Consist
       f.severity = c.verdict == model::RungVerdict::kFail ? model::Severity::kFail : model::Severity::kWarn;
       f.group = "L1L2.cluster";
       f.object = member;
+      f.member = member;
+      f.subject = "setting";
       f.message = c.majority.empty()
                       ? fmt::format("{} disagree and no value has a majority ({} here)", spec->what, c.values.at(member))
                       : fmt::format("{} is {} here, {} on most members", spec->what, c.values.at(member), c.majority);

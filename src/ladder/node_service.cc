@@ -109,12 +109,16 @@ Result<nlohmann::json> NodeService::Inventory() const {
 
 Result<nlohmann::json> NodeService::Node(const nlohmann::json& request) const {
   if (!request.is_object()) return InvalidArgumentError("/v1/node: the request is not a JSON object");
-  std::string profile_yaml, profile_name = "profile.yaml";
+  std::string profile_yaml, profile_name = "profile.yaml", expect_transport;
   bool snapshot = true;
   try {
     profile_yaml = request.value("profile_yaml", "");
     profile_name = request.value("profile_name", profile_name);
     snapshot = request.value("snapshot", true);
+    expect_transport = request.value("expect_transport", "");
+    if (expect_transport != "" && expect_transport != "rdma" && expect_transport != "tcp") {
+      return InvalidArgumentError("/v1/node: expect_transport must be \"rdma\" or \"tcp\", not \"" + expect_transport + "\"");
+    }
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(fmt::format("/v1/node: {}", e.what()));
   }
@@ -132,6 +136,7 @@ Result<nlohmann::json> NodeService::Node(const nlohmann::json& request) const {
   doctor.root = &root_;  // a capture is unpacked once, when the agent starts
   doctor.inventory = &inv;  // read once for both answers
   doctor.query_libraries = options_.query_libraries;
+  doctor.expect_transport = expect_transport;
   if (!profile_yaml.empty()) {
     // The coordinator sends the profile's text: agents do not share its files.
     std::string name = fs::path(profile_name).filename().string();

@@ -1,6 +1,7 @@
 // What an agent does for the ladder on its own node (control/api.h routes):
 //
-//   POST /v1/node      {"profile_yaml": "...", "profile_name": "dgx.yaml", "snapshot": true}
+//   POST /v1/node      {"profile_yaml": "...", "profile_name": "dgx.yaml", "snapshot": true,
+//                       "expect_transport": "tcp" (optional: the coordinator's --transport tcp)}
 //                   -> {"inventory": fabcheck.inventory/v1, "doctor": fabcheck.doctor/v1,
 //                       "facts": {setting: value}, "snapshot_b64": "<capture .tar.gz>", "errors": [...]}
 //   GET  /v1/counters -> {"time_unix": t, "values": {object: {counter: value}}}

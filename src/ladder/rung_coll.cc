@@ -155,6 +155,8 @@ void RunCollRung(Run& run, const std::vector<std::string>& ids, model::RungResul
       f.severity = could_not_run ? model::Severity::kUnknown : model::Severity::kFail;
       f.group = r.id;
       f.object = p.substr(0, p.find(':'));
+    f.member = f.object;
+      f.member = f.object;
       f.message = "the member's collective ranks did not complete";
       f.evidence = {p};
       f.remedy = could_not_run ? "L4 needs CUDA and NCCL on every member: install libnccl2 and the CUDA driver, or run "
@@ -173,6 +175,7 @@ void RunCollRung(Run& run, const std::vector<std::string>& ids, model::RungResul
     f.severity = model::Severity::kFail;
     f.group = r.id;
     f.object = p.substr(0, p.find(':'));
+    f.member = f.object;
     f.message = "a rank of this member failed";
     f.evidence = {p};
     f.remedy = "read the member's L4/ files in the bundle; `fabcheck diagnose BUNDLE` names the cause";

@@ -29,7 +29,10 @@ std::string NodeType(const model::Inventory& inv) {
 }
 
 nlohmann::json NodeRequest(const LadderOptions& o, bool snapshot) {
-  return {{"profile_yaml", o.profile_yaml}, {"profile_name", o.profile_name}, {"snapshot", snapshot}};
+  nlohmann::json request = {{"profile_yaml", o.profile_yaml}, {"profile_name", o.profile_name}, {"snapshot", snapshot}};
+  // --transport tcp is the explicit TCP intent: members without RDMA are then as meant.
+  if (o.transport == "tcp") request["expect_transport"] = "tcp";
+  return request;
 }
 
 // Takes what /v1/node answered into the member; saves the evidence files.
@@ -108,6 +111,7 @@ void RunNodeRung(Run& run, const std::vector<std::string>& ids, model::RungResul
       f.severity = model::Severity::kFail;
       f.group = r.id;
       f.object = m->m.id;
+      f.member = m->m.id;
       f.message = std::move(message);
       f.evidence = std::move(evidence);
       f.remedy = std::move(remedy);
@@ -143,11 +147,12 @@ void RunNodeRung(Run& run, const std::vector<std::string>& ids, model::RungResul
       if (f.severity != model::Severity::kFail && f.severity != model::Severity::kWarn) continue;
       model::Finding g = f;
       g.object = m->m.id + " " + f.object;
+      g.member = m->m.id;
       findings[i].push_back(std::move(g));
     }
-    verdicts[i] = doctor->summary.fail > 0   ? model::RungVerdict::kFail
-                  : doctor->summary.warn > 0 ? model::RungVerdict::kWarn
-                                             : model::RungVerdict::kPass;
+    // The member's verdict is its findings' (docs/verdicts.md), not a count a report carries.
+    const int code = model::ExitCodeOf(doctor->findings, /*strict=*/false);
+    verdicts[i] = code == 2 ? model::RungVerdict::kFail : code == 1 ? model::RungVerdict::kWarn : model::RungVerdict::kPass;
     finish();
   });
   int failed = 0, warned = 0;
@@ -202,6 +207,7 @@ void RunClusterRung(Run& run, const std::vector<std::string>& ids, model::RungRe
     f.severity = model::Severity::kFail;
     f.group = r.id;
     f.object = id;
+    f.member = id;
     f.message = "the member's settings could not be read, so it cannot be compared";
     f.remedy = "look at the agent's log on this node";
     r.findings.push_back(std::move(f));

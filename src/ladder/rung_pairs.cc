@@ -170,6 +170,8 @@ void Blame(Run& run, const std::vector<std::string>& ids, model::RungResult& r, 
     f.severity = model::Severity::kFail;
     f.group = r.id;
     f.object = id;
+    f.member = id;
+    f.subject = "node";
     f.message = fmt::format("{} failing pair(s) involve this member", evidence.size());
     f.evidence = std::move(evidence);
     f.remedy = remedy;
@@ -332,6 +334,7 @@ void RunPerfRung(Run& run, const std::vector<std::string>& ids, model::RungResul
         f.severity = model::Severity::kWarn;
         f.group = r.id;
         f.object = fmt::format("{} -> {} rail {}", p.a, p.b, p.rail);
+        f.subject = "pair";
         f.message = fmt::format("latency p50 {:.1f} us is over 4x the rung's median {:.1f} us", *p.lat_p50_us, p50_median);
         f.evidence = {fmt::format("p50 {:.1f} us, p99 {:.1f} us", *p.lat_p50_us, p.lat_p99_us.value_or(0))};
         f.remedy = "look for congestion, PFC pauses or a long path between them (counter deltas of this rung)";

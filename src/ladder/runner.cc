@@ -310,6 +310,7 @@ Result<model::LadderManifest> RunLadder(const std::vector<control::HostPort>& ag
         f.severity = model::Severity::kFail;
         f.group = id;
         f.object = m;
+        f.member = m;
         f.message = "stopped answering during " + id + "; the ladder went on without it";
         f.evidence = {dead ? dead->m.error : "no answer"};
         f.remedy = "check that the node is up and `fabcheck agent` runs there (journalctl -u fabcheck-agent, kubectl "

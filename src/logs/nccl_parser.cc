@@ -774,7 +774,8 @@ Result<model::NcclLogSummary> ParseNcclLogFiles(const std::vector<std::string>& 
   auto summary = parser.Finish();
   for (const auto& problem : problems) {
     summary.findings.push_back(model::Finding{"nccl.log.unreadable", model::Severity::kUnknown, "NCCL", "NCCL log",
-                                              problem, {}, "check the path and permissions", std::nullopt});
+                                              problem, {}, "check the path and permissions", std::nullopt,
+                                              "", "job", std::nullopt, ""});
   }
   return summary;
 }

@@ -4,8 +4,10 @@
 
 namespace fabcheck::model {
 
-DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<std::string>& rung_order) {
+DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<std::string>& rung_order,
+                        bool strict) {
   DoctorSummary s;
+  s.strict = strict;
   size_t first = rung_order.size();
   for (const auto& f : findings) {
     switch (f.severity) {
@@ -23,7 +25,7 @@ DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<
     }
   }
   if (first < rung_order.size()) s.first_failing_rung = rung_order[first];
-  s.exit_code = s.fail > 0 ? 2 : (s.warn > 0 ? 1 : 0);
+  s.exit_code = ExitCodeOf(findings, strict);
   return s;
 }
 
@@ -39,6 +41,7 @@ void to_json(nlohmann::json& j, const DoctorReport& v) {
        {"inventory_warnings", v.inventory_warnings},
        {"findings", v.findings},
        {"summary", v.summary}};
+  if (!v.capture_note.empty()) j["capture_note"] = v.capture_note;
 }
 
 void from_json(const nlohmann::json& j, DoctorReport& v) {
@@ -56,6 +59,7 @@ void from_json(const nlohmann::json& j, DoctorReport& v) {
   v.checks = j.value("checks", std::vector<std::string>{});
   v.inventory_warnings = j.value("inventory_warnings", std::vector<std::string>{});
   v.findings = j.value("findings", std::vector<Finding>{});
+  v.capture_note = j.value("capture_note", "");
   if (j.contains("summary")) v.summary = j.at("summary").get<DoctorSummary>();
 }
 

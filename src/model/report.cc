@@ -79,6 +79,8 @@ void to_json(nlohmann::json& j, const GoLiveReport& v) {
        {"counts", v.counts},
        {"baseline", v.baseline ? nlohmann::json(*v.baseline) : nlohmann::json(nullptr)},
        {"notes", v.notes},
+       {"findings", v.findings},
+       {"strict", v.strict},
        {"exit_code", v.exit_code}};
 }
 

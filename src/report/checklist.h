@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fabcheck/model/catalog.h"
 #include "fabcheck/model/report.h"
 #include "report/evidence.h"
 
@@ -32,6 +33,9 @@ model::ChecklistItem CheckRehearsals(const BundleEvidence& e);         // 9
 model::ChecklistItem CheckTenantIsolation(const BundleEvidence& e);    // 10
 
 namespace checklist {
+
+// The items as entries of the one catalog (source "report").
+std::vector<model::CatalogEntry> CatalogEntries();
 
 // The item with its number, ID and title filled in.
 model::ChecklistItem NewItem(int number);

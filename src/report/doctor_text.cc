@@ -13,6 +13,7 @@ std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
   out += fmt::format("fabcheck doctor on {} ({}){}\n", report.hostname.empty() ? "?" : report.hostname, report.sysroot,
                      report.profile.empty() ? "" : ", profile " + report.profile);
   if (!report.env_sources.empty()) out += "NCCL settings from: " + Join(report.env_sources, ", ") + "\n";
+  if (!report.capture_note.empty()) out += "note: " + report.capture_note + "\n";
   auto mark = [](model::Severity s) -> const char* {
     switch (s) {
       case model::Severity::kPass: return "PASS";
@@ -35,8 +36,10 @@ std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
         header = true;
       }
       out += lines.Row({mark(f.severity), f.id, f.object + ": " + f.message});
+      // An unknown because the capture predates the check is explained once,
+      // in the note at the top; its own lines would repeat it.
       bool detail = verbose || f.severity == model::Severity::kWarn || f.severity == model::Severity::kFail ||
-                    f.severity == model::Severity::kUnknown;
+                    (f.severity == model::Severity::kUnknown && f.subject != "capture");
       if (detail) {
         for (const auto& e : f.evidence) out += "        evidence: " + e + "\n";
         if (!f.remedy.empty()) out += "        fix: " + f.remedy + "\n";
@@ -49,6 +52,10 @@ std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
     out += fmt::format(" -- fix rung {} first: higher rungs may fail only because of it", s.first_failing_rung);
   }
   out += "\n";
+  if (s.unknown > 0) {
+    out += s.strict ? fmt::format("{} unknown: not checked, so not a pass (--strict: exit 1)\n", s.unknown)
+                    : fmt::format("{} unknown: not checked, so not a pass; --strict makes an unknown exit 1\n", s.unknown);
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "report/checklist.h"
+#include "report/findings.h"
 
 namespace fabcheck::report {
 namespace {
@@ -108,7 +109,12 @@ model::GoLiveReport BuildReport(const BundleEvidence& e, const ReportOptions& op
   }
   r.notes = e.notes;
   if (options.baseline) r.baseline = DiffBundles(*options.baseline, e, options.slower_threshold);
-  r.exit_code = r.counts.fail > 0 || !r.go ? 2 : (r.counts.unknown > 0 ? 1 : 0);
+  // The verdict comes from the findings (docs/verdicts.md): the ladder's
+  // no-go, any failing finding or item is 2; a warning 1; an unknown 1 only
+  // with --strict (never a pass: the checklist shows it).
+  r.findings = BundleFindings(e, r.checklist);
+  r.strict = options.strict;
+  r.exit_code = !r.go ? 2 : model::ExitCodeOf(r.findings, options.strict);
   return r;
 }
 

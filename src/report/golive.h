@@ -14,6 +14,7 @@ struct ReportOptions {
   std::string fabcheck_version;
   const BundleEvidence* baseline = nullptr;  // --baseline
   double slower_threshold = 0.1;             // a pair slower by more than this fraction is a change
+  bool strict = false;                       // --strict: an unknown item or finding exits 1
 };
 
 model::GoLiveReport BuildReport(const BundleEvidence& evidence, const ReportOptions& options);

@@ -514,7 +514,8 @@ model::SweepVerdict Analyze(const std::vector<model::SweepMatrices>& matrices,
     model::Finding f{"sweep.too-few-members", Severity::kInfo, "L3", "sweep",
                      "with fewer than 3 members a slow node cannot be told from a slow link; the matrices are "
                      "reported, the localisation is not",
-                     {fmt::format("{} members", n)}, "add members to the sweep", std::nullopt};
+                     {fmt::format("{} members", n)}, "add members to the sweep", std::nullopt, "", "cluster",
+                     std::nullopt, ""};
     v.findings.push_back(f);
   }
   std::vector<std::string> parts;

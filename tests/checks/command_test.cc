@@ -128,10 +128,26 @@ TEST(DoctorCommandTest, HelpDocumentsExitCodesAndCatalogMatchesDocs) {
   EXPECT_EQ(catalog.out, docs.str()) << "regenerate: fabcheck doctor --catalog > docs/checks.md";
 }
 
-// On a machine without RDMA hardware the doctor must not alarm: absence of
-// RDMA is info/unknown, never a failure.
-TEST(DoctorCommandTest, ThisMachineWithoutRdmaIsNotAlarming) {
-  auto o = RunFabcheck("doctor --json --no-process-env");
+// On a machine without RDMA hardware where TCP is meant the doctor must not
+// alarm: absence of RDMA is info/unknown, never a failure. Without that
+// intent a GPU machine without RDMA fails rdma.none (docs/verdicts.md).
+TEST(DoctorCommandTest, ThisMachineWithoutRdmaIsNotAlarmingWhenTcpIsMeant) {
+  auto plain = RunFabcheck("doctor --json --no-process-env");
+  auto pj = nlohmann::json::parse(plain.out, nullptr, false);
+  ASSERT_TRUE(pj.is_object()) << plain.out;
+  bool gpus = false, none_failed = false, active = false;
+  for (const auto& f : pj["findings"]) {
+    if (f["id"] == "rdma.none") {
+      none_failed = f["severity"] == "fail";
+      active = f["severity"] == "pass";
+      for (const auto& e : f["evidence"]) gpus |= e.get<std::string>().find("GPU(s) on this node") != std::string::npos;
+    }
+  }
+  if (!active) {
+    EXPECT_EQ(none_failed, gpus) << "rdma.none fails exactly on a GPU machine without RDMA:\n" << plain.out;
+    if (none_failed) EXPECT_EQ(plain.code, 2) << plain.out;
+  }
+  auto o = RunFabcheck("doctor --json --no-process-env --expect-transport tcp");
   auto j = nlohmann::json::parse(o.out, nullptr, false);
   ASSERT_TRUE(j.is_object()) << o.out;
   bool rdma = false;

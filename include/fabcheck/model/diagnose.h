@@ -18,8 +18,6 @@ namespace fabcheck::model {
 
 inline constexpr std::string_view kDiagnoseSchema = "fabcheck.diagnose/v1";
 
-enum class Confidence { kLow, kMedium, kHigh };
-std::string_view ConfidenceName(Confidence c);  // "low", "medium", "high"
 
 struct Diagnosis {
   std::string rule;                    // "nccl.ib.wc-error"
@@ -32,6 +30,7 @@ struct Diagnosis {
   std::vector<std::string> causes;     // most likely first
   std::string fix;
   std::string next;                    // the rung or command to run next, members filled in
+  std::string member;                  // the cluster member it is about, when one ("" otherwise)
 };
 
 // One input and what it was read as.
@@ -53,8 +52,11 @@ struct DiagnoseReport {
 // The common Finding view of a diagnosis (nccl-log and coll print these):
 // remedy = fix, then "Next: <next>"; causes go into the evidence's end.
 Finding ToFinding(const Diagnosis& d);
+// The diagnosis view of a finding judged elsewhere (a doctor check, a ladder
+// judge, a checklist item), so diagnose names the same failures under the
+// same IDs: fix = remedy, confidence high unless the finding says otherwise.
+Diagnosis FromFinding(const Finding& f, const std::string& member, const std::string& source);
 
-void to_json(nlohmann::json& j, const Confidence& v);
 void to_json(nlohmann::json& j, const Diagnosis& v);
 void to_json(nlohmann::json& j, const DiagnoseInput& v);
 void to_json(nlohmann::json& j, const DiagnoseReport& v);

@@ -28,7 +28,8 @@ struct DoctorSummary {
   // The lowest rung with a failure ("" when none): fix it first, the rungs
   // above may only be failing because of it.
   std::string first_failing_rung;
-  int exit_code = 0;  // 0 pass, 1 warnings only, 2 any failure
+  int exit_code = 0;  // 0 pass, 1 warnings only (or unknowns with strict), 2 any failure
+  bool strict = false;  // --strict: an unknown exits 1 (docs/verdicts.md)
 };
 
 struct DoctorReport {
@@ -42,15 +43,19 @@ struct DoctorReport {
   std::vector<std::string> checks;  // IDs that ran, in order
   std::vector<std::string> inventory_warnings;  // what the inventory could not read
   std::vector<Finding> findings;
+  // Set when the sysroot is a capture taken before some checks recorded what
+  // they read: says once how many unknowns come from that ("" otherwise).
+  std::string capture_note;
   DoctorSummary summary;
 };
 
 // Counts by severity, first failing rung (by `rung_order`), exit code.
-DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<std::string>& rung_order);
+DoctorSummary Summarize(const std::vector<Finding>& findings, const std::vector<std::string>& rung_order,
+                        bool strict = false);
 
 // A plain struct: every key always present (json_fields.h).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DoctorSummary, pass, info, unknown, warn, fail, first_failing_rung,
-                                                exit_code)
+                                                exit_code, strict)
 void to_json(nlohmann::json& j, const DoctorReport& v);
 void from_json(const nlohmann::json& j, DoctorReport& v);
 

@@ -25,6 +25,12 @@ enum class Severity {
 std::string_view SeverityName(Severity severity);  // "pass", "info", "unknown", "warn", "fail"
 std::optional<Severity> ParseSeverity(std::string_view name);
 
+// How sure a rule is of its conclusion (diagnose rules reason from symptoms;
+// a doctor check that read the value is certain and leaves it unset).
+enum class Confidence { kLow, kMedium, kHigh };
+std::string_view ConfidenceName(Confidence c);  // "low", "medium", "high"
+std::optional<Confidence> ParseConfidence(std::string_view name);
+
 // Where a finding points in a file (manifests, logs, profiles).
 struct SourceLocation {
   std::string file;
@@ -41,8 +47,21 @@ struct Finding {
   std::vector<std::string> evidence;  // "/sys/class/infiniband/mlx5_0/ports/1/state = 1: DOWN"
   std::string remedy;    // how to fix it
   std::optional<SourceLocation> location;
+  // Added for the one verdict (docs/verdicts.md); absent in JSON when empty.
+  std::string member;    // the cluster member (node) it is about; "" = the node the command looked at
+  std::string subject;   // what `object` is: "node", "nic", "port", "link", "pair", "rank", "job", "manifest", "setting"
+  std::optional<Confidence> confidence;  // unset: the value was read, not inferred
+  std::string next;      // the command to run next, members filled in
 };
 
+// The worst of two severities in verdict order: fail > warn > unknown > info > pass.
+Severity Worse(Severity a, Severity b);
+// Exit status of a set of findings (README): 2 any fail, 1 any warn (or any
+// unknown when `strict`), else 0.
+int ExitCodeOf(const std::vector<Finding>& findings, bool strict);
+
+void to_json(nlohmann::json& j, const Confidence& c);
+void from_json(const nlohmann::json& j, Confidence& c);
 void to_json(nlohmann::json& j, const Severity& s);
 void from_json(const nlohmann::json& j, Severity& s);
 void to_json(nlohmann::json& j, const SourceLocation& l);

@@ -107,7 +107,11 @@ struct GoLiveReport {
   ChecklistCounts counts;
   std::optional<BaselineDiff> baseline;
   std::vector<std::string> notes;      // evidence the bundle names but could not be read
-  int exit_code = 0;                   // 0 every observable item passes, 1 some unknown, 2 some fail
+  // What the verdict and exit status come from (report/findings.h): the rungs'
+  // and members' failures and warnings, the checklist's failing and unknown items.
+  std::vector<Finding> findings;
+  bool strict = false;                 // --strict: an unknown exits 1
+  int exit_code = 0;                   // 2 no-go or a failure, 1 a warning (or an unknown with strict), else 0
 };
 
 void to_json(nlohmann::json& j, const ChecklistStatus& v);

@@ -11,6 +11,7 @@
 #include "diagnose/engine.h"
 #include "diagnose/inputs.h"
 #include "diagnose/registry.h"
+#include "verdict/judged.h"
 
 namespace {
 
@@ -19,6 +20,7 @@ struct Options {
   bool json = false;
   bool verbose = false;
   bool catalog = false;
+  bool strict = false;
   std::string line_rate;
 };
 
@@ -49,7 +51,7 @@ int Run(const Options& o) {
     std::cerr << "fabcheck diagnose: " << evidence.status().message() << "\n";
     return kExitUsage;
   }
-  auto report = diagnose::Diagnose(*evidence);
+  auto report = diagnose::Diagnose(*evidence, verdict::JudgedInBundle(evidence->bundle), o.strict);
   if (o.json) {
     std::cout << ToJsonText(nlohmann::json(report), 2) << "\n";
   } else {
@@ -69,12 +71,13 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_option("paths", o->paths,
                   "Files or directories, in any mix: NCCL / PyTorch / launcher logs (\"-\" = a log on stdin), the exporter's\n"
                   "/metrics text saved at several times, counter sample JSON, perf / kv / sweep / coll / doctor JSON,\n"
-                  "a ladder bundle directory (with manifest.json)");
+                  "a ladder bundle (a directory with manifest.json, or its .tar.gz, packed with or without its folder)");
   fabcheck::app::Tunables t(cmd, "diagnose");
   t.Flag("--json", o->json, "Print the diagnoses as JSON (schema fabcheck.diagnose/v1)");
   t.Flag("-v,--verbose", o->verbose, "Show every evidence line and the rules that passed");
   t.Text("--line-rate", o->line_rate,
          "The ports' rate in Gb/s (400 or 400G) when no input says it; perf symptoms compare against it", "Gb/s");
+  t.Flag("--strict", o->strict, "A gate: any unknown diagnosis exits 1, as a warning does");
   t.Flag("--catalog", o->catalog, "Print the rule catalog (Markdown, as docs/diagnose.md) and exit");
   cmd->footer(
       "Each diagnosis has a stable rule ID (docs/diagnose.md), a confidence, its evidence (file:line, or a\n"
@@ -89,7 +92,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "  fabcheck diagnose ladder-bundle/                      everything a ladder run saved\n"
       "  fabcheck diagnose --line-rate 400 perf-a-b.json       a perf result against a 400G port\n"
       "  fabcheck diagnose --json job.out | jq '.findings[] | select(.severity==\"fail\")'\n\n"
-      "Exit: 0 nothing wrong, 1 warnings, 2 failures, 3 nothing could be read, 64 bad command line.");
+      "A doctor report's failures and warnings, and a ladder bundle's (its rungs', members' and go-live\n"
+      "checklist's, as `fabcheck report` judges them), come out under their own IDs and members.\n\n"
+      "Exit: 0 nothing wrong, 1 warnings (or an unknown with --strict), 2 failures, 3 nothing could be\n"
+      "read, 64 bad command line.");
   return [o] { return Run(*o); };
 }
 

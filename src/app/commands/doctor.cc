@@ -71,15 +71,26 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "Check a job's NCCL settings before launch: a file of KEY=VALUE lines (repeatable; they\n"
          "override the process environment)",
          "path");
+  t.Text("--expect-transport", flags->options.expect_transport,
+         "What this node's traffic between nodes is meant to use: rdma (the default on GPU nodes and\n"
+         "where the profile describes NICs) or tcp (a node without RDMA is then as meant: info, not a\n"
+         "failure; also `transport: tcp` in the profile)",
+         "rdma|tcp")
+      ->check(CLI::IsMember({"rdma", "tcp"}));
   t.Flag("--no-process-env", flags->no_process_env,
          "Ignore this process's NCCL_* variables (check only --env-file and /etc/nccl.conf)");
+  t.Flag("--strict", flags->options.strict,
+         "A go-live gate: any unknown (a check that could not read what it needs) exits 1, as a warning\n"
+         "does. Without it an unknown is reported, never a pass, and does not change the exit status");
   t.Flag("--json", flags->json, "Print the report as JSON (schema fabcheck.doctor/v1)");
   t.Flag("-v,--verbose", flags->verbose, "Show evidence for passing checks too");
   t.Flag("--catalog", flags->catalog, "Print the catalog of checks (Markdown, as docs/checks.md) and exit");
   cmd->footer(
-      "Exit status: 0 every check passed (info and unknown do not count), 1 warnings only, 2 at least one\n"
-      "failure, 3 could not run (bad sysroot, profile or env file), 64 bad command line.\n"
-      "A check that cannot read what it needs reports 'unknown' with the reason, never a failure.\n"
+      "Exit status: 0 every check passed (info and unknown do not count), 1 warnings only (or any unknown\n"
+      "with --strict), 2 at least one failure, 3 could not run (bad sysroot, profile or env file), 64 bad\n"
+      "command line. A check that cannot read what it needs reports 'unknown' with the reason: never a pass,\n"
+      "never a failure (docs/verdicts.md).\n"
+      "A GPU node without an ACTIVE RDMA port fails rdma.none (L1) unless --expect-transport tcp says TCP is meant.\n"
       "Findings are grouped by rung; fix the lowest failing rung first.\n\n"
       "Examples:\n"
       "  fabcheck doctor                                  check this node\n"

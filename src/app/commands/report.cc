@@ -26,6 +26,7 @@ struct Options {
   std::string baseline;
   std::vector<std::string> kv;
   double slower_percent = 10;
+  bool strict = false;
 };
 
 int Run(const Options& o) {
@@ -57,6 +58,7 @@ int Run(const Options& o) {
   report::ReportOptions options;
   options.fabcheck_version = kVersion;
   options.slower_threshold = o.slower_percent / 100.0;
+  options.strict = o.strict;
   if (!o.baseline.empty()) {
     baseline = report::LoadBundle(o.baseline);
     if (!baseline.ok()) {
@@ -106,6 +108,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "A `fabcheck kv run --json` result (or a --agents one) to report as rung L5, judged against its own\n"
          "L3 figure; a shortfall names the rung to look at (repeat for several)",
          "file");
+  t.Flag("--strict", o->strict,
+         "A go-live gate: an item or finding that is unknown (the bundle lacks its evidence) exits 1.\n"
+         "Without it unknown items are shown, never passed, and do not change the exit status");
   t.Number("--slower-percent", o->slower_percent,
            "With --baseline: a pair counts as slower when it lost more than this share of its bandwidth", 0.1, 99.0);
   cmd->footer(
@@ -113,8 +118,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "The checklist is the ten go-live items of the RDMA networking guide; each is pass, fail, unknown\n"
       "(the bundle lacks the evidence: it says what would decide it) or manual (not observable from a\n"
       "host: it says what to record).\n\n"
-      "Exit status: 0 every observable item passes and the ladder said go, 1 some item unknown, 2 some\n"
-      "item fails or the ladder said no-go, 3 the bundle could not be read, 64 bad command line.\n\n"
+      "Exit status (from the bundle's findings, docs/verdicts.md): 0 go and nothing failed or warned, 1 a\n"
+      "warning (or, with --strict, an unknown item), 2 the ladder said no-go or an item fails, 3 the bundle\n"
+      "could not be read, 64 bad command line. `fabcheck diagnose BUNDLE` names the same failures.\n\n"
       "Examples:\n"
       "  fabcheck report run1.tar.gz -o report.html          the go-live report to hand over\n"
       "  fabcheck report run1/ --format md > ticket.md        for a ticket or a wiki page\n"

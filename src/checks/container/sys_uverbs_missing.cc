@@ -70,7 +70,7 @@ void Run(const Context& ctx, Reporter& out) {
   if (!ctx.root->IsDirectory(verbs_dir)) {
     if (!ctx.evidence_complete) {
       out.Unknown("node", verbs_dir + " is not in " + ctx.root->Describe() +
-                              " (taken without the doctor's evidence: re-take it with `fabcheck snapshot`)");
+                              " (it was taken without the doctor's evidence: re-take it with `fabcheck snapshot`)");
     } else {
       out.Add(model::Severity::kFail, "node",
               verbs_dir + " does not exist: the user-verbs module is not loaded, so no process can "

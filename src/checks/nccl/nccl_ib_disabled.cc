@@ -6,6 +6,15 @@ namespace {
 
 void Run(const Context& ctx, Reporter& out) {
   auto v = ctx.env->Get("NCCL_IB_DISABLE");
+  // Without an ACTIVE RDMA port NCCL has no IB/RoCE transport to enable:
+  // "may use IB" would be a pass for a node that can only do TCP.
+  const bool usable = ctx.inventory && !ctx.ActivePorts().empty();
+  if (!v && !usable) {
+    out.Info("environment",
+             "NCCL_IB_DISABLE is not set, but this node has no ACTIVE RDMA port: NCCL will use TCP sockets "
+             "(NET/Socket) whatever it says (see rdma.none)");
+    return;
+  }
   if (!v) {
     out.Pass("environment", "NCCL_IB_DISABLE is not set: NCCL may use the IB/RoCE transport");
     return;
@@ -13,6 +22,11 @@ void Run(const Context& ctx, Reporter& out) {
   // NCCL_PARAM reads it with strtoll(value, NULL, 0); any non-zero disables.
   long long n = std::strtoll(v->value.c_str(), nullptr, 0);
   std::vector<std::string> ev = {ctx.env->Describe("NCCL_IB_DISABLE")};
+  if (n == 0 && !usable) {
+    out.Info("environment", "NCCL_IB_DISABLE=" + v->value + " leaves IB/RoCE enabled, but this node has no ACTIVE "
+                            "RDMA port: NCCL will use TCP sockets (see rdma.none)", ev);
+    return;
+  }
   if (n == 0) {
     out.Pass("environment", "NCCL_IB_DISABLE=" + v->value + " leaves the IB/RoCE transport enabled", ev);
     return;

@@ -9,6 +9,15 @@
 
 namespace fabcheck::diagnose {
 namespace {
+
+// " --device mlx5_0" for a verbs command: only an RDMA device the pair used
+// over verbs. A TCP pair's device is a netdev (lo, eth0): suggesting it for a
+// verbs run would send the user to a device that cannot do RDMA.
+std::string RdmaDeviceFlag(const PairEvidence& p) {
+  if (p.device_a.empty() || p.transport != "verbs") return "";
+  return " --device " + p.device_a;
+}
+
 void RunTcp(const Evidence& ev, std::vector<model::Diagnosis>* out);
 void RunLarge(const Evidence& ev, std::vector<model::Diagnosis>* out);
 void RunHalf(const Evidence& ev, std::vector<model::Diagnosis>* out);
@@ -71,7 +80,7 @@ void RunTcp(const Evidence& ev, std::vector<model::Diagnosis>* out) {
     d.fix = kPerfTcpPlateau.fix;
     d.next = fmt::format("rung L3 over verbs between {} and {}: on {}: fabcheck perf serve; on {}: fabcheck perf "
                          "run {} --transport verbs{}",
-                         ev.Name(p.a), ev.Name(p.b), p.b, p.a, p.b, p.device_a.empty() ? "" : " --device " + p.device_a);
+                         ev.Name(p.a), ev.Name(p.b), p.b, p.a, p.b, RdmaDeviceFlag(p));
     out->push_back(std::move(d));
   }
   for (const auto& c : ev.colls) {
@@ -149,7 +158,7 @@ void RunHalf(const Evidence& ev, std::vector<model::Diagnosis>* out) {
     d.fix = kPerfHalfRate.fix;
     d.next = fmt::format("fabcheck doctor --only L1 on {} and {} (pcie.downgraded, topology); then fabcheck perf run "
                          "{} --transport verbs --numa auto --streams 4{}",
-                         ev.Name(p.a), ev.Name(p.b), p.b, p.device_a.empty() ? "" : " --device " + p.device_a);
+                         ev.Name(p.a), ev.Name(p.b), p.b, RdmaDeviceFlag(p));
     out->push_back(std::move(d));
   }
 }

@@ -38,6 +38,20 @@ model::ChecklistItem CheckFabricChoice(const BundleEvidence& e) {
                        ? "the members run one fabric; the decision and its owner are a record, not a measurement"
                        : "the members run more than one link layer: record which ports carry the training fabric";
   }
+  // A member that cannot do RDMA at all runs no fabric: the choice is moot
+  // until it does.
+  for (const auto& f : checklist::DoctorFindings(e, {"rdma.none"})) {
+    if (f.finding->severity != model::Severity::kFail) continue;
+    checklist::Raise(item, model::ChecklistStatus::kFail);
+    checklist::AddMember(item, f.member);
+    item.evidence.push_back(checklist::Describe(f));
+  }
+  if (item.status == model::ChecklistStatus::kFail) {
+    item.summary = "no usable RDMA port on " + checklist::Count(item.members.size(), "member", "members") +
+                   ": traffic between them can only use TCP";
+    item.remedy = "follow the rdma.none findings (driver not loaded, no device, no ACTIVE port, devices not passed "
+                  "into the container), then record the fabric and its owner";
+  }
   item.record = {"why InfiniBand or RoCE (scale, skills, switch estate, cost) and who decided",
                  "who operates the fabric: team, on-call rotation, escalation to the switch vendor",
                  "who owns the subnet manager (InfiniBand) or the switch QoS configuration (RoCE)"};

@@ -13,25 +13,60 @@ namespace {
 struct ItemText {
   const char* id;
   const char* title;
+  const char* why;  // what the item decides from a ladder bundle (catalog)
+  const char* fix;
 };
 
 // The seeds' go-live checklist, in order and in their words.
 constexpr ItemText kItems[] = {
     {"golive.fabric-choice",
-     "The reason for choosing InfiniBand or RoCE and the operational responsibility are clear."},
-    {"golive.topology-records", "GPU, NIC, PCIe, NUMA, Rack, and Rail topology have asset records."},
+     "The reason for choosing InfiniBand or RoCE and the operational responsibility are clear.",
+     "Fails when the members' link layers disagree or a member has no RDMA device at all; the reason and the owner "
+     "are recorded by a person.",
+     "Give every member the same working fabric (doctor's L1 findings name what is missing), then record the choice."},
+    {"golive.topology-records", "GPU, NIC, PCIe, NUMA, Rack, and Rail topology have asset records.",
+     "Read from each member's inventory (GPU x NIC matrix, PCIe paths, NUMA) and the rack/leaf/rail the bundle "
+     "records.",
+     "Run the ladder with the fabric file so every member's rack, leaf and rail is recorded."},
     {"golive.network-isolation",
-     "Default network and training data network are isolated from each other, with clear routing boundaries."},
-    {"golive.versions-pinned", "Multus, SR-IOV/RDMA Plugin, and Operator versions are pinned and compatible."},
-    {"golive.roce-consistency", "RoCE MTU, PFC, ECN, QoS, and Buffer are consistent end-to-end."},
-    {"golive.nccl-path", "Confirmed that NCCL actually uses the expected HCA, interface, and GPUDirect path."},
-    {"golive.baselines", "ib_write_bw/lat and NCCL Tests have single-node, same-rack, and cross-rack baselines."},
+     "Default network and training data network are isolated from each other, with clear routing boundaries.",
+     "Decided from the members' data-plane interfaces, addresses and routes in the bundle.",
+     "Put the data plane on its own interfaces and subnets, with no default route through them."},
+    {"golive.versions-pinned", "Multus, SR-IOV/RDMA Plugin, and Operator versions are pinned and compatible.",
+     "Driver, firmware, NCCL and CUDA versions must agree across members (L1L2.cluster); the Kubernetes stack's "
+     "versions are recorded by a person or checked by `fabcheck k8s lint`.",
+     "Install one version of each on every member; pin the images."},
+    {"golive.roce-consistency", "RoCE MTU, PFC, ECN, QoS, and Buffer are consistent end-to-end.",
+     "Fails on any member without a usable RDMA port, on outliers of MTU, GID, PFC and trust (L1L2.cluster), on MTU "
+     "holes (L2.path) and on the members' doctor findings for them.",
+     "Fix the named members' settings (the doctor findings and cluster outliers say which)."},
+    {"golive.nccl-path", "Confirmed that NCCL actually uses the expected HCA, interface, and GPUDirect path.",
+     "Read from L4: the transport NCCL chose on each member (NET/IB, GPUDirect) against what it should use.",
+     "Follow the L4 findings; `fabcheck diagnose BUNDLE` names the cause from NCCL's own log."},
+    {"golive.baselines", "ib_write_bw/lat and NCCL Tests have single-node, same-rack, and cross-rack baselines.",
+     "Needs L3 and L4 to pass, over RDMA, in the scopes the seeds name.",
+     "Fix the failing pairs, then rerun the ladder over each scope."},
     {"golive.metrics-correlation",
-     "Network and training metrics can be correlated to Job, Pod, Rank, NIC, and switch ports."},
-    {"golive.rehearsals", "Node drain, VF reclamation, Operator upgrade, and HCA failure have been rehearsed."},
+     "Network and training metrics can be correlated to Job, Pod, Rank, NIC, and switch ports.",
+     "Counter deltas per rung must be present and attributable to members and ports.",
+     "Run the exporter on every node and keep the ladder's counter snapshots."},
+    {"golive.rehearsals", "Node drain, VF reclamation, Operator upgrade, and HCA failure have been rehearsed.",
+     "Not observable from a bundle: a person records the rehearsals.", "Rehearse them and record the outcome."},
     {"golive.tenant-isolation",
-     "Additional network security and tenant isolation do not rely on default NetworkPolicy assumptions."},
+     "Additional network security and tenant isolation do not rely on default NetworkPolicy assumptions.",
+     "Not observable from a bundle alone; `fabcheck k8s lint` checks the manifests.",
+     "Isolate tenants on the data plane (separate NADs/VFs/partitions), not with NetworkPolicy."},
 };
+
+}  // namespace
+
+std::vector<model::CatalogEntry> CatalogEntries() {
+  std::vector<model::CatalogEntry> out;
+  for (const auto& item : kItems) out.push_back({item.id, "report", "go-live", std::nullopt, item.title, item.why, item.fix});
+  return out;
+}
+
+namespace {
 
 int Rank(model::ChecklistStatus s) {
   switch (s) {

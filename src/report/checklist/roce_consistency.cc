@@ -60,6 +60,18 @@ model::ChecklistItem CheckRoceConsistency(const BundleEvidence& e) {
       if (holes == 0) item.evidence.push_back(fmt::format("path MTU: {} pairs reach their interface MTU", probed));
     }
   }
+  // A member without a usable RDMA port has no RDMA path to be consistent:
+  // its MTU agreeing with the others' says nothing.
+  size_t rdma_ports = 0;
+  for (const auto& [member, inv] : e.inventories) {
+    for (const auto& d : inv.rdma_devices) rdma_ports += d.ports.size();
+  }
+  for (const auto& f : checklist::DoctorFindings(e, {"rdma.none"})) {
+    observed = true;
+    if (f.finding->severity == model::Severity::kFail) checklist::Raise(item, model::ChecklistStatus::kFail);
+    checklist::AddMember(item, f.member);
+    item.evidence.push_back(checklist::Describe(f));
+  }
   for (const auto& f : checklist::DoctorFindings(e, {"roce.", "netdev.mtu"})) {
     if (f.finding->id.rfind("roce.", 0) == 0) ethernet = true;
     observed = true;
@@ -70,6 +82,18 @@ model::ChecklistItem CheckRoceConsistency(const BundleEvidence& e) {
   if (!observed) {
     item.status = model::ChecklistStatus::kUnknown;
     item.summary = "neither the cluster settings nor the path MTU were compared in this bundle";
+  } else if (item.status != model::ChecklistStatus::kFail && rdma_ports == 0 && !e.inventories.empty()) {
+    item.status = model::ChecklistStatus::kUnknown;
+    item.summary = "no member's inventory shows an RDMA port: there is no RDMA path whose settings could agree";
+  } else if (item.status == model::ChecklistStatus::kFail &&
+             !checklist::DoctorFindings(e, {"rdma.none"}).empty()) {
+    item.summary = "no usable RDMA port on " +
+                   checklist::Count(checklist::DoctorFindings(e, {"rdma.none"}).size(), "member", "members") +
+                   (item.members.size() > checklist::DoctorFindings(e, {"rdma.none"}).size()
+                        ? ", MTU or QoS settings disagree on others"
+                        : "");
+    item.remedy = "give every member a usable RDMA port first (the rdma.none findings name the cause: driver, "
+                  "cabling, or devices not passed into the container), then make MTU, PFC, trust and ECN agree";
   } else if (item.status == model::ChecklistStatus::kFail) {
     item.summary = "MTU or QoS settings disagree on " + checklist::Count(item.members.size(), "member", "members");
     item.remedy = "set the same MTU on every data-plane netdev, VF and switch port of the path (jumbo end to end), "
