@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "app/command.h"
+#include "app/json_errors.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/stdout_guard.h"
 #include "fabcheck/version.h"
@@ -119,6 +121,12 @@ int main(int argc, char** argv) {
     if (CLI::App* sub = root.get_subcommand_ptr(spec.name).get()) runners[sub] = std::move(run);
   }
 
+  // --json promises a JSON document on stdout even when the command cannot run.
+  const bool wants_json = app::WantsJson(app::CommandLine());
+  auto usage_error = [&](const std::vector<std::string>& errors) {
+    if (wants_json) std::cout << ToJsonText(app::ErrorDocument(app::CommandPath(root), kExitUsage, errors), 2) << "\n";
+    return kExitUsage;
+  };
   try {
     root.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -132,16 +140,16 @@ int main(int argc, char** argv) {
       std::vector<std::string> names;
       for (const auto& spec : specs) names.push_back(spec.name);
       ExplainMissingCommand(argc, argv, names);
-      return kExitUsage;
+      return usage_error({"fabcheck: no such command (run 'fabcheck --help')"});
     }
     root.exit(e);
-    return kExitUsage;
+    return usage_error({std::string("fabcheck ") + app::CommandPath(root) + ": " + e.what()});
   }
   if (!log_level.empty()) {
     auto level = log::ParseLevel(log_level);
     if (!level.ok()) {
       std::cerr << "fabcheck: " << level.status().message() << "\n";
-      return kExitUsage;
+      return usage_error({"fabcheck: " + level.status().message()});
     }
     log::SetLevel(*level);
   }
@@ -149,14 +157,25 @@ int main(int argc, char** argv) {
   for (const CLI::App* sub : root.get_subcommands()) {
     auto it = runners.find(sub);
     if (it == runners.end()) continue;
-    try {
-      return it->second();
-    } catch (const std::exception& e) {
-      // Library code returns Status; reaching here is a bug, reported plainly.
-      std::cerr << "fabcheck: internal error in '" << sub->get_name() << "': " << e.what()
-                << " (please report it with the command line)\n";
-      return kExitError;
+    int code = kExitError;
+    {
+      app::OutputWatch watch;
+      try {
+        code = it->second();
+      } catch (const std::exception& e) {
+        // Library code returns Status; reaching here is a bug, reported plainly.
+        std::cerr << "fabcheck: internal error in '" << sub->get_name() << "': " << e.what()
+                  << " (please report it with the command line)\n";
+      }
+      // A command that could not run, or refused its command line, printed
+      // only to stderr: under --json stdout still gets a document.
+      if (wants_json && (code == kExitError || code == kExitUsage) && !watch.WroteStdout()) {
+        auto errors = watch.ErrorLines();
+        if (errors.empty()) errors.push_back("fabcheck " + app::CommandPath(root) + ": " + app::ExitMeaning(code));
+        std::cout << ToJsonText(app::ErrorDocument(app::CommandPath(root), code, errors), 2) << "\n";
+      }
     }
+    return code;
   }
   std::cerr << "fabcheck: no command given (run 'fabcheck --help')\n";
   return kExitUsage;

@@ -1,13 +1,16 @@
 #include "app/tunables.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 
 #include "app/command.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "sweep/discovery.h"
 
 namespace fabcheck::app {
@@ -228,14 +231,25 @@ namespace {
 
 struct TunablesOptions {
   bool markdown = false;
+  bool json = false;
 };
+
+std::string TunablesJson() {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : AllTunables()) {
+    rows.push_back({{"command", t.command}, {"name", t.name}, {"type", t.type}, {"default", t.default_value},
+                    {"env", t.env}, {"doc", t.doc}});
+  }
+  return ToJsonText({{"schema", "fabcheck.tunables/v1"}, {"tunables", rows}}, 2) + "\n";
+}
 
 RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("tunables", "List every option of every command: type, range, default, env");
   auto o = std::make_shared<TunablesOptions>();
   cmd->add_flag("--markdown", o->markdown, "Print docs/tunables.md");
+  cmd->add_flag("--json", o->json, "Print the table as JSON (schema fabcheck.tunables/v1)");
   return [o] {
-    std::fputs((o->markdown ? TunablesMarkdown() : TunablesText()).c_str(), stdout);
+    std::cout << (o->json ? TunablesJson() : o->markdown ? TunablesMarkdown() : TunablesText());
     return kExitOk;
   };
 }

@@ -43,18 +43,49 @@ Status SetupNcclLogging(const std::string& dir) {
   return Status::Ok();
 }
 
-std::vector<std::string> NcclLogFiles(const std::string& dir) {
+namespace {
+
+// Whether `name` fits an NCCL_DEBUG_FILE file-name pattern: %h is the host
+// name, %p the process ID (NCCL's two), %% a percent sign.
+bool FitsDebugFilePattern(std::string_view pattern, std::string_view name) {
+  if (pattern.empty()) return name.empty();
+  if (pattern.size() >= 2 && pattern[0] == '%' && (pattern[1] == 'h' || pattern[1] == 'p')) {
+    const bool digits = pattern[1] == 'p';
+    for (size_t taken = 1; taken <= name.size(); ++taken) {
+      char c = name[taken - 1];
+      if (c == '/' || (digits && (c < '0' || c > '9'))) break;
+      if (FitsDebugFilePattern(pattern.substr(2), name.substr(taken))) return true;
+    }
+    return false;
+  }
+  size_t literal = pattern.size() >= 2 && pattern[0] == '%' && pattern[1] == '%' ? 2 : 1;
+  return !name.empty() && name[0] == pattern[literal - 1] && FitsDebugFilePattern(pattern.substr(literal), name.substr(1));
+}
+
+}  // namespace
+
+std::vector<std::string> NcclLogFiles(const std::string& dir, std::filesystem::file_time_type since) {
   std::vector<std::string> files;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     std::string name = entry.path().filename().string();
     if (StartsWith(name, "nccl.") && EndsWith(name, ".log")) files.push_back(entry.path().string());
   }
-  // A user's own NCCL_DEBUG_FILE without %h/%p is one fixed file.
-  if (files.empty()) {
-    const char* user = std::getenv("NCCL_DEBUG_FILE");
-    if (user != nullptr && std::string_view(user).find('%') == std::string_view::npos && std::filesystem::exists(user)) {
-      files.push_back(user);
+  // The user's own NCCL_DEBUG_FILE wins over fabcheck's: a fixed file, or a
+  // %h/%p pattern whose files this run wrote (not older runs' beside them).
+  const char* user = std::getenv("NCCL_DEBUG_FILE");
+  if (files.empty() && user != nullptr && *user != '\0') {
+    std::filesystem::path pattern(user);
+    if (std::string_view(user).find('%') == std::string_view::npos) {
+      if (std::filesystem::exists(pattern, ec)) files.push_back(user);
+    } else if (pattern.parent_path().string().find('%') == std::string::npos) {
+      std::filesystem::path parent = pattern.has_parent_path() ? pattern.parent_path() : ".";
+      for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+        if (!entry.is_regular_file(ec) || entry.last_write_time(ec) < since) continue;
+        if (FitsDebugFilePattern(pattern.filename().string(), entry.path().filename().string())) {
+          files.push_back(entry.path().string());
+        }
+      }
     }
   }
   std::sort(files.begin(), files.end());
@@ -155,14 +186,16 @@ Result<model::CollReport> RunColl(const CollOptions& options, const RankSetup& s
     }
   }
   report.nccl_log_file = log_dir;
+  const auto started = std::filesystem::file_time_type::clock::now() - std::chrono::seconds(2);
   RETURN_IF_ERROR(RunCollectives(options, setup, &report));
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
   for (auto& r : report.ranks) r.host = host;
   // Rank 0 reads every rank's log (all in `log_dir` for local ranks).
   if (setup.single_process || setup.env.rank == 0) {
-    auto files = NcclLogFiles(log_dir);
+    auto files = NcclLogFiles(log_dir, started);
     if (!files.empty()) {
+      report.nccl_log_file = Join(files, ", ");
       auto summary = logs::ParseNcclLogFiles(files);
       if (summary.ok()) report.nccl_log = std::move(summary).value();
     }

@@ -4,6 +4,8 @@
 // parses flags and decides whether to launch local ranks (launch.h).
 #pragma once
 
+#include <filesystem>
+
 #include <string>
 
 #include "base/status.h"
@@ -18,8 +20,10 @@ namespace fabcheck::coll {
 // Must run before NCCL is first used in this process (and before launching ranks).
 Status SetupNcclLogging(const std::string& dir);
 
-// The NCCL log files in `dir` (or the file NCCL_DEBUG_FILE names when it has no %h/%p).
-std::vector<std::string> NcclLogFiles(const std::string& dir);
+// The NCCL log files in `dir`; when there are none, the user's NCCL_DEBUG_FILE:
+// the file it names, or the files its %h/%p pattern matches that were written
+// at or after `since` (this run's, not an older run's beside them).
+std::vector<std::string> NcclLogFiles(const std::string& dir, std::filesystem::file_time_type since = {});
 
 // Expected busbw from NCCL's own topology estimate (ring graphs in its log),
 // and findings: #wrong, busbw far below expectation, NCCL's transport verdicts.

@@ -93,7 +93,10 @@ Status NcclCheck(const NcclApi& api, ncclResult_t result, std::string_view what,
       return UnavailableError(message);
     case 4:  // ncclInvalidArgument
     case 5:  // ncclInvalidUsage
-      return InvalidArgumentError(message);
+      // NCCL's arguments come from fabcheck and the environment (a bad
+      // NCCL_SOCKET_IFNAME gives ncclInvalidArgument): the job could not run,
+      // which is no usage error of fabcheck's command line (exit 3, not 64).
+      return FailedPreconditionError(message);
     default:
       return InternalError(message);
   }

@@ -102,8 +102,9 @@ Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
     if (!m.IsMap()) return InvalidArgumentError(where + " must be a mapping with name and leaves (or leaf)");
     for (auto it = m.begin(); it != m.end(); ++it) {
       std::string key = it->first.as<std::string>();
-      if (key != "name" && key != "address" && key != "leaves" && key != "leaf") {
-        return InvalidArgumentError(fmt::format("{}: unknown key '{}' (known: name, address, leaves, leaf)", where, key));
+      if (key != "name" && key != "address" && key != "leaves" && key != "leaf" && key != "rack") {
+        return InvalidArgumentError(
+            fmt::format("{}: unknown key '{}' (known: name, address, leaves, leaf, rack)", where, key));
       }
     }
     Member member;
@@ -111,6 +112,9 @@ Result<Fabric> FromYaml(const YAML::Node& root, std::string_view origin) {
     ASSIGN_OR_RETURN(member.name, Scalar(m["name"], where + ".name"));
     if (m["address"]) {
       ASSIGN_OR_RETURN(member.address, Scalar(m["address"], where + ".address"));
+    }
+    if (m["rack"]) {
+      ASSIGN_OR_RETURN(member.rack, Scalar(m["rack"], where + ".rack"));
     }
     if (m["leaves"] && m["leaf"]) return InvalidArgumentError(where + " has both leaf and leaves: keep one");
     if (m["leaves"]) {
@@ -283,6 +287,7 @@ nlohmann::json ToJson(const Fabric& f) {
   for (const Member& m : f.members) {
     nlohmann::json e = {{"name", m.name}};
     if (!m.address.empty()) e["address"] = m.address;
+    if (!m.rack.empty()) e["rack"] = m.rack;
     e["leaves"] = m.leaves;
     j["members"].push_back(std::move(e));
   }
@@ -330,6 +335,7 @@ std::string ToYaml(const Fabric& f) {
   for (const Member& m : f.members) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << m.name;
     if (!m.address.empty()) out << YAML::Key << "address" << YAML::Value << m.address;
+    if (!m.rack.empty()) out << YAML::Key << "rack" << YAML::Value << m.rack;
     out << YAML::Key << "leaves" << YAML::Value << YAML::Flow << m.leaves << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;

@@ -14,10 +14,12 @@
 //     - name: n0000
 //       address: 10.0.0.1         # optional: tells apart two members with one hostname
 //       leaves: [leaf-r0-00, leaf-r1-00]
-//     - {name: n0001, leaf: leaf-00}   # one leaf for every rail
+//     - {name: n0001, leaf: leaf-00, rack: r01}   # one leaf for every rail; rack optional
 //
 // A member with `leaf:` has the same leaf on every rail (a fabric that is not
-// rail-optimised). The sweep plans by leaves and judges uplinks by leaf and
+// rail-optimised). `rack:` is optional; the ladder records it (the report
+// groups baselines by rack), and without it a member whose rails share one
+// leaf is taken to stand in that leaf's rack (a top-of-rack switch). The sweep plans by leaves and judges uplinks by leaf and
 // spine; the file is data, so a user can write it by hand. A spine's
 // `addresses` are those it answers TTL-expired probes from (its interface or
 // loopback addresses): with them the sweep maps each flow's traced path to
@@ -42,6 +44,7 @@ struct Member {
   std::string name;
   std::string address;              // optional
   std::vector<std::string> leaves;  // one per rail
+  std::string rack;                 // optional: the rack it stands in (ladder records it)
 };
 
 struct Fabric {

@@ -76,6 +76,12 @@ void RunPathRung(Run& run, const std::vector<std::string>& members, model::RungR
 void RunPerfRung(Run& run, const std::vector<std::string>& members, model::RungResult& result);
 void RunCollRung(Run& run, const std::vector<std::string>& members, model::RungResult& result);
 
+// After a pair rung's counter deltas are in: each failing pair gets its two
+// ports' deltas and, where one end counted link errors, that NIC or cable as
+// the suspect (a finding, ladder.perf.link-errors); the blame, the members
+// that pass and the reason are redone with the suspects.
+void CorrelatePairRung(Run& run, model::RungResult& result);
+
 // Makes sure each member has its inventory and facts (POST /v1/node without
 // snapshot) for a rung that needs them when L1L2.node did not run.
 void FetchNodeFacts(Run& run, const std::vector<std::string>& members, const std::string& rung);

@@ -160,9 +160,14 @@ std::vector<std::string> BlameMembers(const std::vector<model::PairTest>& pairs)
     if (bad.size() >= 2 && bad.size() * 2 > peers[m].size()) blamed.insert(m);
   }
   // A failing pair that no strongly blamed end explains points at both ends
-  // (a bad link, or two members with one tested peer each).
+  // (a bad link, or two members with one tested peer each), unless its own
+  // counters name one end (bundle/correlate.h: that port counted link errors).
   std::set<std::string> both;
   for (const auto& p : pairs) {
+    if (p.verdict == model::RungVerdict::kFail && !blamed.count(p.a) && !blamed.count(p.b) && p.suspect) {
+      blamed.insert(p.suspect->member);
+      continue;
+    }
     if (p.verdict == model::RungVerdict::kFail && !blamed.count(p.a) && !blamed.count(p.b)) {
       both.insert(p.a);
       both.insert(p.b);

@@ -51,7 +51,9 @@ void JudgePathPair(model::PairTest& pair);
 // Which members the failing pairs point at. A member is blamed when pairs
 // with two or more distinct peers failed and they are more than half of its
 // peers (a slow node fails with everyone); a failing pair that no blamed end
-// explains blames both ends (a bad link: neither can be trusted above it).
+// explains blames both ends (a bad link: neither can be trusted above it),
+// or only its suspect when the pair's counters name one (a port that counted
+// link errors while the pair failed).
 // So the neighbour of a slow node, or of a member that died, is not blamed
 // for the one pair it shares with it. Returns member IDs, sorted.
 std::vector<std::string> BlameMembers(const std::vector<model::PairTest>& pairs);

@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/strings.h"
+#include "bundle/correlate.h"
 #include "ladder/internal.h"
 #include "ladder/judge.h"
 #include "ladder/rungs.h"
@@ -364,6 +365,29 @@ void RunPerfRung(Run& run, const std::vector<std::string>& ids, model::RungResul
   } else {
     r.reason = fmt::format("{} direction(s) at or above the expected bandwidth", r.pairs.size());
   }
+}
+
+void CorrelatePairRung(Run& run, model::RungResult& r) {
+  bundle::CorrelatePairCounters(r);
+  bool any = false;
+  for (const auto& p : r.pairs) any |= p.suspect.has_value();
+  if (!any) return;
+  auto blamed = BlameMembers(r.pairs);
+  std::set<std::string> bad(blamed.begin(), blamed.end());
+  // Members that were blamed only for a pair whose counters name the other end pass again.
+  std::vector<std::string> passed;
+  for (const auto& id : r.members) {
+    const Member* m = run.Find(id);
+    if (m && m->alive && !bad.count(id)) passed.push_back(id);
+  }
+  r.members_passed = passed;
+  std::erase_if(r.findings, [&](const model::Finding& f) { return f.id == "ladder.perf.fail" && !bad.count(f.object); });
+  for (const auto& p : r.pairs) {
+    if (p.suspect) r.findings.push_back(bundle::SuspectFinding(r, p));
+  }
+  size_t failed = std::count_if(r.pairs.begin(), r.pairs.end(),
+                                [](const auto& p) { return p.verdict == model::RungVerdict::kFail; });
+  r.reason = fmt::format("{} of {} direction(s) fail: {}", failed, r.pairs.size(), Join(blamed, ", "));
 }
 
 }  // namespace fabcheck::ladder::internal

@@ -173,6 +173,19 @@ std::vector<std::string> AliveIds(const std::vector<std::unique_ptr<Member>>& me
   return out;
 }
 
+// The place --topology gives a member: by its hostname, then its control
+// address, then any data address (a fabric file may name members either way).
+const MemberPlace* PlaceOf(const std::map<std::string, MemberPlace>& places, const Member& m) {
+  if (places.empty()) return nullptr;
+  std::vector<std::string> keys = {m.m.name, m.endpoint.host};
+  keys.insert(keys.end(), m.m.data_addresses.begin(), m.m.data_addresses.end());
+  for (const auto& key : keys) {
+    auto it = places.find(key);
+    if (it != places.end()) return &it->second;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Result<model::LadderManifest> RunLadder(const std::vector<control::HostPort>& agents, const LadderOptions& o,
@@ -220,6 +233,11 @@ Result<model::LadderManifest> RunLadder(const std::vector<control::HostPort>& ag
       for (const auto& r : m->info->rails) m->m.data_addresses.push_back(r.address);
     }
     if (m->m.data_addresses.empty()) m->m.data_addresses.push_back(m->endpoint.host);
+    if (const MemberPlace* place = PlaceOf(o.places, *m)) {
+      m->m.rack = place->rack;
+      m->m.leaf = place->leaf;
+      m->m.rail_leaves = place->rail_leaves;
+    }
     if (!m->alive) {
       m->m.reachable = false;
       m->m.dropped_at = o.rungs.front();
@@ -290,6 +308,7 @@ Result<model::LadderManifest> RunLadder(const std::vector<control::HostPort>& ag
     auto alive = AliveIds(members, climbing);
     auto after = SampleAll(run, alive, id, "after");
     r.counter_deltas = Deltas(before.by_member, after.by_member);
+    if (id == kRungPerf) internal::CorrelatePairRung(run, r);
     std::sort(before.files.begin(), before.files.end());
     std::sort(after.files.begin(), after.files.end());
     r.evidence_files.insert(r.evidence_files.end(), before.files.begin(), before.files.end());

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ struct Progress {
   size_t total = 0;
   double elapsed_s = 0;  // since the ladder started
   double eta_s = -1;     // this rung's remaining time from its pace so far; -1 unknown
+};
+
+// Where a member sits in the fabric (ladder --topology, the fabric file
+// sweep takes): recorded per member in the bundle, so the report can group
+// baselines by rack and tell a rack's leaf from a rail's.
+struct MemberPlace {
+  std::string rack;                      // "" unknown
+  std::string leaf;                      // the rail-0 leaf
+  std::vector<std::string> rail_leaves;  // per rail
 };
 
 struct LadderOptions {
@@ -69,6 +79,8 @@ struct LadderOptions {
   // L2.path/L3: the longest one direction of a pair may take; 0 = derived from
   // the durations (sweep::TestTimeout), enough for a healthy fabric.
   std::chrono::milliseconds test_timeout{0};
+  // By hostname or address (control or data): where each member sits.
+  std::map<std::string, MemberPlace> places;
   std::string fabcheck_version;
   nlohmann::json parameters;               // the command line as values, for the manifest
   const std::atomic<bool>* stop = nullptr;

@@ -52,6 +52,11 @@ void to_json(nlohmann::json& j, const DiagnoseInput& v) {
   j = {{"path", v.path}, {"kind", v.kind}, {"status", v.status}};
 }
 
+void to_json(nlohmann::json& j, const DiagnoseJob& v) {
+  j = {{"id", v.id},     {"files", v.files},     {"fail", v.fail},
+       {"warn", v.warn}, {"unknown", v.unknown}, {"exit_code", v.exit_code}};
+}
+
 void to_json(nlohmann::json& j, const DiagnoseReport& v) {
   j = {{"schema", v.schema},
        {"fabcheck_version", v.fabcheck_version},
@@ -59,6 +64,7 @@ void to_json(nlohmann::json& j, const DiagnoseReport& v) {
        {"summary", {{"fail", v.fail}, {"warn", v.warn}, {"unknown", v.unknown}, {"info", v.info}, {"pass", v.pass}}},
        {"exit_code", v.exit_code},
        {"findings", v.findings}};
+  if (!v.jobs.empty()) j["jobs"] = v.jobs;
 }
 
 }  // namespace fabcheck::model

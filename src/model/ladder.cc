@@ -13,6 +13,7 @@ namespace {
 
 using json_fields::ExceptionMessage;
 using json_fields::Number;
+using json_fields::PutIfSet;
 using json_fields::PutNullable;
 using json_fields::Read;
 using json_fields::ReadOptional;
@@ -66,6 +67,7 @@ void to_json(nlohmann::json& j, const LadderMember& v) {
        {"snapshot_file", v.snapshot_file},
        {"rack", v.rack},
        {"leaf", v.leaf}};
+  if (!v.rail_leaves.empty()) j["rail_leaves"] = v.rail_leaves;
 }
 void from_json(const nlohmann::json& j, LadderMember& v) {
   RequireObject(j, "a member");
@@ -83,6 +85,7 @@ void from_json(const nlohmann::json& j, LadderMember& v) {
   Read(j, "snapshot_file", v.snapshot_file);
   Read(j, "rack", v.rack);
   Read(j, "leaf", v.leaf);
+  Read(j, "rail_leaves", v.rail_leaves);
 }
 
 void to_json(nlohmann::json& j, const CounterDelta& v) {
@@ -141,6 +144,18 @@ void from_json(const nlohmann::json& j, SizePoint& v) {
   Read(j, "bw_gbps", v.bw_gbps);
 }
 
+void to_json(nlohmann::json& j, const PairSuspect& v) {
+  j = {{"member", v.member}, {"port", v.port}, {"element", v.element}, {"confidence", v.confidence}, {"why", v.why}};
+}
+void from_json(const nlohmann::json& j, PairSuspect& v) {
+  RequireObject(j, "a pair's suspect");
+  Require(j, "member", v.member);
+  Read(j, "port", v.port);
+  Read(j, "element", v.element);
+  Read(j, "confidence", v.confidence);
+  Read(j, "why", v.why);
+}
+
 void to_json(nlohmann::json& j, const PairTest& v) {
   j = {{"a", v.a},
        {"b", v.b},
@@ -162,6 +177,9 @@ void to_json(nlohmann::json& j, const PairTest& v) {
   PutNullable(j, "expected_gbps", v.expected_gbps);
   PutNullable(j, "lat_p50_us", v.lat_p50_us);
   PutNullable(j, "lat_p99_us", v.lat_p99_us);
+  // Only failing pairs carry these: absent, not empty, on every other pair.
+  if (!v.counters.empty()) j["counters"] = v.counters;
+  PutIfSet(j, "suspect", v.suspect);
 }
 void from_json(const nlohmann::json& j, PairTest& v) {
   RequireObject(j, "a pair");
@@ -185,6 +203,8 @@ void from_json(const nlohmann::json& j, PairTest& v) {
   Read(j, "verdict", v.verdict);
   Read(j, "reason", v.reason);
   Read(j, "evidence_file", v.evidence_file);
+  Read(j, "counters", v.counters);
+  ReadOptional(j, "suspect", v.suspect);
 }
 
 void to_json(nlohmann::json& j, const CollectiveCheck& v) {

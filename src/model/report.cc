@@ -31,6 +31,17 @@ void to_json(nlohmann::json& j, const RungSummary& v) {
   j = {{"id", v.id},           {"title", v.title},         {"verdict", v.verdict},   {"reason", v.reason},
        {"members", v.members}, {"passed", v.passed},       {"duration_s", v.duration_s},
        {"failures", v.failures}, {"warnings", v.warnings}};
+  // Only the pair, its figure, its counters and its suspect: the full pair
+  // with its size sweep is in the bundle.
+  if (!v.suspect_pairs.empty()) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const auto& p : v.suspect_pairs) {
+      nlohmann::json one = {{"a", p.a}, {"b", p.b}, {"rail", p.rail}, {"reason", p.reason}, {"counters", p.counters}};
+      if (p.suspect) one["suspect"] = *p.suspect;
+      pairs.push_back(std::move(one));
+    }
+    j["suspect_pairs"] = std::move(pairs);
+  }
 }
 
 void to_json(nlohmann::json& j, const MemberSummary& v) {

@@ -1,5 +1,8 @@
 #include "report/golive.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -31,6 +34,9 @@ model::RungSummary Summarize(const model::RungResult& r) {
   for (const auto& p : r.pairs) count(p.verdict);
   for (const auto& c : r.collectives) count(c.verdict);
   for (const auto& n : r.nccl) count(n.verdict);
+  for (const auto& p : r.pairs) {
+    if (p.suspect) s.suspect_pairs.push_back(p);
+  }
   return s;
 }
 
@@ -59,6 +65,23 @@ std::vector<std::string> RungStatus(const model::LadderMember& m, const model::L
 }
 
 }  // namespace
+
+std::string DescribeSuspectPair(const model::PairTest& p) {
+  std::string out = fmt::format("{} -> {} rail {}: {}", p.a, p.b, p.rail, p.reason);
+  if (p.suspect) {
+    out += fmt::format(": suspect {} of {} {} ({} confidence): {}", p.suspect->element, p.suspect->member,
+                       p.suspect->port, p.suspect->confidence, p.suspect->why);
+  }
+  return out;
+}
+
+std::string DescribePairCounters(const model::PairTest& p) {
+  std::vector<std::string> parts;
+  for (const auto& d : p.counters) {
+    parts.push_back(fmt::format("{} {} {} +{} ({:.0f} s)", d.member, d.object, d.counter, d.delta, d.interval_s));
+  }
+  return parts.empty() ? "no counter of either port moved" : fmt::format("{}", fmt::join(parts, "; "));
+}
 
 model::GoLiveReport BuildReport(const BundleEvidence& e, const ReportOptions& options) {
   // KV results given beside the bundle are rung L5, after the ladder's own.

@@ -19,6 +19,13 @@ struct ReportOptions {
 
 model::GoLiveReport BuildReport(const BundleEvidence& evidence, const ReportOptions& options);
 
+// A failing pair with its suspect, one line for every output (Markdown,
+// HTML, the ladder's text): "dgx-02 -> dgx-07 rail 1: 147 Gb/s ...: suspect
+// NIC or cable of dgx-07 mlx5_1/1 (high confidence): <why>".
+std::string DescribeSuspectPair(const model::PairTest& pair);
+// Its counters, both ends: "dgx-07 mlx5_1/1 symbol_error +5212 (96 s), ...".
+std::string DescribePairCounters(const model::PairTest& pair);
+
 // What changed from `before` to `after` (baseline.cc).
 model::BaselineDiff DiffBundles(const BundleEvidence& before, const BundleEvidence& after, double slower_threshold);
 

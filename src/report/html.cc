@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/strings.h"
+#include "report/golive.h"
 #include "report/plots.h"
 #include "report/svg.h"
 
@@ -117,6 +118,16 @@ void Rungs(std::string& out, const model::GoLiveReport& r) {
                        g.members, g.passed, g.duration_s, g.failures, Escape(g.reason));
   }
   out += "</tbody></table>\n";
+  std::vector<std::string> suspects;
+  for (const auto& g : r.rungs) {
+    for (const auto& p : g.suspect_pairs) {
+      suspects.push_back(g.id + " " + DescribeSuspectPair(p) + ". Counters in " + g.id + ": " + DescribePairCounters(p));
+    }
+  }
+  if (!suspects.empty()) {
+    out += "<div class=\"label\">Failing pairs whose own counters name a suspect</div>" +
+           List(suspects, suspects.size());
+  }
   Figure(out, plots::MemberGrid(r), "Each member on each rung: a member that fails a rung leaves the run there.",
          "No member ran a rung.");
 }

@@ -11,6 +11,7 @@
 #include "base/json_budget.h"
 #include "base/parallel.h"
 #include "bundle/bundle.h"
+#include "bundle/correlate.h"
 
 namespace fabcheck::report {
 
@@ -20,6 +21,11 @@ Result<BundleEvidence> LoadBundle(const std::string& path) {
   BundleEvidence e;
   e.source = bundle->Describe();
   e.manifest = bundle->manifest();
+  // A bundle from a ladder before pairs carried their counters: connect them
+  // here, as the ladder does now, so every output names the same suspect.
+  for (auto& rung : e.manifest.rungs) {
+    if (rung.id == "L3") bundle::CorrelatePairCounters(rung);
+  }
   // Parsing each member's inventory and doctor JSON is most of a large
   // bundle's load time: one member per task, on every core (the reads are
   // independent; results are merged in member order, so the output does not

@@ -4,6 +4,7 @@
 
 #include "base/strings.h"
 #include "base/terminal_text.h"
+#include "report/golive.h"
 
 namespace fabcheck::report {
 namespace {
@@ -101,6 +102,17 @@ std::string RenderMarkdown(const model::GoLiveReport& r) {
   for (const auto& g : r.rungs) {
     out += fmt::format("| {} {} | {} | {} | {} | {:.1f} s | {} | {} |\n", esc(g.id), esc(g.title), RungBadge(g.verdict),
                        g.members, g.passed, g.duration_s, g.failures, esc(g.reason));
+  }
+  bool any_suspect = false;
+  for (const auto& g : r.rungs) any_suspect |= !g.suspect_pairs.empty();
+  if (any_suspect) {
+    out += "\nFailing pairs whose own counters name a suspect:\n\n";
+    for (const auto& g : r.rungs) {
+      for (const auto& p : g.suspect_pairs) {
+        out += "- " + g.id + " " + esc(DescribeSuspectPair(p)) + "\n  - counters in " + g.id + ": " +
+               esc(DescribePairCounters(p)) + "\n";
+      }
+    }
   }
   out += "\n## Members\n\n";
   std::string header = "| Member | Type | Rack | Leaf |";

@@ -3,6 +3,14 @@
 #include "coll/job.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "coll/coll.h"
 
 namespace fabcheck::coll {
 namespace {
@@ -26,6 +34,37 @@ TEST(ExitCodeOf, WorstFindingDecides) {
   fail.severity = model::Severity::kFail;
   report.findings.push_back(fail);
   EXPECT_EQ(ExitCodeOf(report), 2);
+}
+
+}  // namespace
+}  // namespace fabcheck::coll
+
+namespace fabcheck::coll {
+namespace {
+
+// The user's own NCCL_DEBUG_FILE with %h/%p: the files it names are this
+// run's NCCL log, not "no log, transport unknown" (they used to be lost).
+TEST(NcclLogFiles, TheUsersDebugFilePatternIsFollowed) {
+  std::string dir = ::testing::TempDir() + "/fc-nccl-debug-file-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/fabcheck-logs");
+  std::ofstream(dir + "/job.gpu01.4242.log") << "gpu01:4242:4242 [0] NCCL INFO Bootstrap : Using eth0\n";
+  std::ofstream(dir + "/job.gpu01.notapid.log") << "not this pattern\n";
+  std::ofstream(dir + "/other.gpu01.4242.log") << "another prefix\n";
+  const char* saved = std::getenv("NCCL_DEBUG_FILE");
+  std::string previous = saved ? saved : "";
+  ::setenv("NCCL_DEBUG_FILE", (dir + "/job.%h.%p.log").c_str(), 1);
+  auto files = NcclLogFiles(dir + "/fabcheck-logs");
+  EXPECT_EQ(files, std::vector<std::string>{dir + "/job.gpu01.4242.log"});
+  // Written before the run started: an older run's log, not this one's.
+  auto later = std::filesystem::file_time_type::clock::now() + std::chrono::hours(1);
+  EXPECT_TRUE(NcclLogFiles(dir + "/fabcheck-logs", later).empty());
+  if (saved) {
+    ::setenv("NCCL_DEBUG_FILE", previous.c_str(), 1);
+  } else {
+    ::unsetenv("NCCL_DEBUG_FILE");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

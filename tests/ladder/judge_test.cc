@@ -31,6 +31,15 @@ TEST(Blame, ASlowNodeIsNamedNotItsNeighbours) {
   EXPECT_EQ(PairsVerdict(pairs), kFail);
 }
 
+TEST(Blame, ABadLinkWhoseCountersNameOneEndBlamesThatEndOnly) {
+  // dgx-02 -> dgx-07 fails and dgx-07's port counted symbol errors in the
+  // rung (bundle/correlate.h): dgx-07's NIC or cable, not dgx-02.
+  model::PairTest bad = P("dgx-02", "dgx-07", kFail);
+  bad.suspect = model::PairSuspect{"dgx-07", "mlx5_1/1", "NIC or cable", "high", "symbol_error +5212"};
+  std::vector<model::PairTest> pairs = {bad, P("dgx-07", "dgx-01", kPass), P("dgx-01", "dgx-02", kPass)};
+  EXPECT_EQ(BlameMembers(pairs), std::vector<std::string>{"dgx-07"});
+}
+
 TEST(Blame, ABadLinkBlamesBothEndsAndEverythingFailingBlamesEveryone) {
   std::vector<model::PairTest> pairs = {P("a", "b", kFail), P("b", "c", kPass), P("c", "d", kPass), P("d", "a", kPass)};
   EXPECT_EQ(BlameMembers(pairs), (std::vector<std::string>{"a", "b"}));

@@ -14,6 +14,7 @@
 
 #include "node_fixture.h"
 #include "bundle/bundle.h"
+#include "bundle/correlate.h"
 #include "checks/runner.h"
 #include "inventory/inventory.h"
 #include "sys/sysroot.h"
@@ -353,6 +354,24 @@ Result<BundleEvidence> MakeCluster(const ClusterSpec& spec) {
         {sender, "mlx5_1/1", "hw_counters/local_ack_timeout_err", 0, 27, 27, 96},
         {sender, "ens36f0np0", "rx_prio3_pause", 1200, 13244, 12044, 96},
     };
+  }
+  // As the ladder finishes L3: failing pairs carry their ports' counters and
+  // suspect, and the member a pair's counters name does not pass the rung
+  // (both ends when nothing names one).
+  bundle::CorrelatePairCounters(l3);
+  std::set<std::string> l3_failed;
+  for (const auto& p : l3.pairs) {
+    if (p.verdict != RungVerdict::kFail) continue;
+    if (p.suspect) {
+      l3_failed.insert(p.suspect->member);
+    } else {
+      l3_failed.insert(p.a);
+      l3_failed.insert(p.b);
+    }
+  }
+  std::erase_if(l3.members_passed, [&](const std::string& id) { return l3_failed.count(id) > 0; });
+  for (const auto& p : l3.pairs) {
+    if (p.suspect) l3.findings.push_back(bundle::SuspectFinding(l3, p));
   }
   // L4: the collectives and what NCCL used.
   auto l4 = Rung("L4", "L4 NCCL collectives and the transport NCCL chose", t, t + 141);

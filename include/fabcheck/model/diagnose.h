@@ -40,13 +40,23 @@ struct DiagnoseInput {
   std::string status;  // "read", or why it could not be used
 };
 
+// One job's logs when several were given together (diagnose/jobs.h): judged
+// on their own, with their own verdict.
+struct DiagnoseJob {
+  std::string id;                  // "job 0x849599a5"
+  std::vector<std::string> files;
+  int fail = 0, warn = 0, unknown = 0;
+  int exit_code = 0;               // 0, 1 or 2, as the command's
+};
+
 struct DiagnoseReport {
   std::string schema{kDiagnoseSchema};
   std::string fabcheck_version;
   std::vector<DiagnoseInput> inputs;
   std::vector<Diagnosis> findings;     // worst first
+  std::vector<DiagnoseJob> jobs;       // when the logs were several jobs (absent from JSON otherwise)
   int fail = 0, warn = 0, unknown = 0, info = 0, pass = 0;
-  int exit_code = 0;                   // 0 nothing wrong, 1 warnings, 2 failures, 3 nothing could be read
+  int exit_code = 0;                   // 0 nothing wrong, 1 warnings, 2 failures, 3 nothing to judge
 };
 
 // The common Finding view of a diagnosis (nccl-log and coll print these):
@@ -59,6 +69,7 @@ Diagnosis FromFinding(const Finding& f, const std::string& member, const std::st
 
 void to_json(nlohmann::json& j, const Diagnosis& v);
 void to_json(nlohmann::json& j, const DiagnoseInput& v);
+void to_json(nlohmann::json& j, const DiagnoseJob& v);
 void to_json(nlohmann::json& j, const DiagnoseReport& v);
 
 }  // namespace fabcheck::model

@@ -66,6 +66,7 @@ struct LadderMember {
   // baselines as single-node / same-rack / cross-rack.
   std::string rack;
   std::string leaf;
+  std::vector<std::string> rail_leaves;  // the leaf of each rail, when the fabric file says (absent otherwise)
 };
 
 // One counter of one port of one member, before and after a rung.
@@ -107,6 +108,17 @@ struct SizePoint {
 };
 
 // One directed pair a -> b on one rail: the L2 path probe and the L3 perf test.
+// What a failing pair's own counters point at: one end's port counted link
+// errors in the rung the pair failed in, so its NIC or cable is the suspect
+// (bundle/correlate.h decides it).
+struct PairSuspect {
+  std::string member;      // member ID
+  std::string port;        // "mlx5_1/1"
+  std::string element;     // "NIC or cable"
+  std::string confidence;  // "high" | "medium"
+  std::string why;         // "symbol_error +5212, port_rcv_errors +1840 on dgx-07 mlx5_1/1 in L3; dgx-02 mlx5_1/1 none"
+};
+
 struct PairTest {
   std::string a;                      // member ID that started the test
   std::string b;
@@ -126,6 +138,10 @@ struct PairTest {
   RungVerdict verdict = RungVerdict::kNotRun;
   std::string reason;                 // why it failed or did not run ("RDMA not used: tcp")
   std::string evidence_file;          // the perf JSON of this pair
+  // A failing pair only: the counter deltas of both ends' ports in the same
+  // rung, and the suspect they point at (absent when none).
+  std::vector<CounterDelta> counters;
+  std::optional<PairSuspect> suspect;
 };
 
 // L4: one collective's busbw against the expectation.
@@ -208,6 +224,8 @@ void to_json(nlohmann::json& j, const ConsistencyCheck& v);
 void from_json(const nlohmann::json& j, ConsistencyCheck& v);
 void to_json(nlohmann::json& j, const SizePoint& v);
 void from_json(const nlohmann::json& j, SizePoint& v);
+void to_json(nlohmann::json& j, const PairSuspect& v);
+void from_json(const nlohmann::json& j, PairSuspect& v);
 void to_json(nlohmann::json& j, const PairTest& v);
 void from_json(const nlohmann::json& j, PairTest& v);
 void to_json(nlohmann::json& j, const CollectiveCheck& v);

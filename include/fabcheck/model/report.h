@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fabcheck/model/finding.h"
+#include "fabcheck/model/ladder.h"
 
 namespace fabcheck::model {
 
@@ -50,6 +51,9 @@ struct RungSummary {
   double duration_s = 0;
   int failures = 0;                    // failing findings, pairs, checks of the rung
   int warnings = 0;
+  // Failing pairs whose counters name a suspect (bundle/correlate.h), with
+  // both ends' counter deltas of the rung.
+  std::vector<PairTest> suspect_pairs;
 };
 
 struct MemberSummary {

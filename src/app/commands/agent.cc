@@ -7,6 +7,7 @@
 #include "app/command.h"
 #include "app/tunables.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "control/netif.h"
 #include "control/server.h"
@@ -36,6 +37,7 @@ struct AgentOptions {
   std::string sysroot;
   fabcheck::net::TlsFiles tls;
   bool insecure_no_token = false;
+  bool json = false;
 };
 
 int RunAgent(const AgentOptions& o) {
@@ -131,6 +133,17 @@ int RunAgent(const AgentOptions& o) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
   const auto& info = (*agent)->info();
+  if (o.json) {
+    // One line once it serves, so a script can wait for it and learn the ports.
+    std::cout << fabcheck::ToJsonText({{"schema", "fabcheck.agent/v1"},
+                                       {"name", info.name},
+                                       {"control_port", info.control_port},
+                                       {"mtu_port", info.mtu_port},
+                                       {"perf_port", info.perf_port},
+                                       {"tls", config.tls != nullptr},
+                                       {"token", config.token.has_value()}})
+              << std::endl;
+  }
   LOG_WARN("agent", "{} serving: control {}:{} ({}), path-MTU echo UDP {}, perf {}{}", info.name, config.bind,
            info.control_port,
            !config.tls ? "HTTP" : config.tls->mutual() ? "HTTPS, client certificates required" : "HTTPS",
@@ -158,6 +171,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Flag("--insecure-no-token", o->insecure_no_token,
          "Serve without --token-file on an address other than loopback (every route open to the network; "
          "without it such an agent refuses to start)");
+  t.Flag("--json", o->json,
+         "One JSON line (schema fabcheck.agent/v1: name and ports) on stdout once it serves; errors as\n"
+         "fabcheck.error/v1");
   t.Path("--sysroot", o->sysroot,
          "Answer inventory, doctor, snapshot and counter requests from this directory or capture instead of\n"
          "the running node (tests and demos; perf tests still use this machine's network)");

@@ -55,10 +55,8 @@ int Run(const Options& o) {
   if (o.json) {
     std::cout << ToJsonText(nlohmann::json(report), 2) << "\n";
   } else {
+    // The text ends with why there was nothing to judge (exit 3).
     std::cout << diagnose::FormatDiagnoseReport(report, o.verbose);
-  }
-  if (report.exit_code == 3) {
-    std::cerr << "fabcheck diagnose: none of the inputs could be read (see their status above)\n";
   }
   return report.exit_code;
 }
@@ -84,6 +82,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "counter and its change over time), the likely causes ranked, the fix, and what to run next with the\n"
       "members filled in. Logs are read as users paste them: colour codes, mpirun / srun / torchrun / Ray /\n"
       "kubectl --prefix prefixes, timestamps, several processes interleaved.\n\n"
+      "Logs of several jobs given together (their NCCL commId differs) are judged job by job: each job\n"
+      "gets its own verdict and no cause is drawn from one job's lines for another's.\n\n"
       "Counters: save the exporter's output a few times (curl -s node:9400/metrics > m-$(date +%s).txt, every\n"
       "30-60 s); a counter must rise in two consecutive intervals before a rule alarms; resets are handled.\n\n"
       "Examples:\n"
@@ -94,8 +94,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "  fabcheck diagnose --json job.out | jq '.findings[] | select(.severity==\"fail\")'\n\n"
       "A doctor report's failures and warnings, and a ladder bundle's (its rungs', members' and go-live\n"
       "checklist's, as `fabcheck report` judges them), come out under their own IDs and members.\n\n"
-      "Exit: 0 nothing wrong, 1 warnings (or an unknown with --strict), 2 failures, 3 nothing could be\n"
-      "read, 64 bad command line.");
+      "Exit: 0 nothing wrong, 1 warnings (or an unknown with --strict), 2 failures, 3 nothing to judge (no input could be\n"
+      "read, or none held evidence: an empty log), 64 bad command line.");
   return [o] { return Run(*o); };
 }
 

@@ -1,6 +1,8 @@
 // `fabcheck exporter`: Prometheus metrics of the RDMA fabric of this node,
 // correlated to pods. Parsing and wiring only; the work is in telemetry/.
+#include <fmt/format.h>
 #include <malloc.h>
+#include <nlohmann/json.hpp>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -13,6 +15,7 @@
 #include "app/command.h"
 #include "app/tunables.h"
 #include "base/exit_codes.h"
+#include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/units.h"
@@ -54,7 +57,26 @@ struct ExporterFlags {
   std::string profile;
   fabcheck::net::TlsFiles tls;
   bool once = false;
+  bool json = false;
 };
+
+// One scrape as JSON: the same families and samples as the Prometheus text.
+nlohmann::json ScrapeJson(const telemetry::MetricSet& metrics, const std::string& node) {
+  nlohmann::json families = nlohmann::json::array();
+  for (const auto& family : metrics.families()) {
+    nlohmann::json samples = nlohmann::json::array();
+    for (const auto& sample : family->samples) {
+      nlohmann::json labels = nlohmann::json::object();
+      for (const auto& [k, v] : sample.labels) labels[k] = v;
+      samples.push_back({{"labels", labels}, {"value", sample.value}});
+    }
+    families.push_back({{"name", family->name},
+                        {"type", family->type == telemetry::MetricType::kCounter ? "counter" : "gauge"},
+                        {"help", family->help},
+                        {"samples", samples}});
+  }
+  return {{"schema", "fabcheck.exporter/v1"}, {"node", node}, {"families", families}};
+}
 
 std::string DefaultNodeName(const sys::SysRoot& root) {
   if (auto host = root.ReadAttribute(sys::procfs::kHostname); host.ok() && !host->empty()) return *host;
@@ -168,7 +190,11 @@ int Run(const ExporterFlags& flags) {
   telemetry::ExporterService service(*root, options, loader, std::move(ethtool));
 
   if (flags.once) {
-    std::cout << telemetry::RenderPrometheusText(service.Collect());
+    if (flags.json) {
+      std::cout << ToJsonText(ScrapeJson(service.Collect(), options.node_name), 2) << "\n";
+    } else {
+      std::cout << telemetry::RenderPrometheusText(service.Collect());
+    }
     return kExitOk;
   }
   auto address = telemetry::ParseListenAddress(flags.listen);
@@ -197,6 +223,15 @@ int Run(const ExporterFlags& flags) {
   if (Status s = server.Start(*address, tls); !s.ok()) {
     LOG_ERROR("exporter", "{}", s.message());
     return kExitError;
+  }
+  if (flags.json) {
+    // One line when serving, as perf serve and agent print with --json.
+    std::cout << ToJsonText({{"schema", "fabcheck.exporter/v1"},
+                             {"node", options.node_name},
+                             {"serving", fmt::format("{}://{}:{}/metrics", tls ? "https" : "http", address->host,
+                                                     server.port())},
+                             {"port", server.port()}})
+              << std::endl;
   }
   LOG_WARN("exporter", "node {}: serving {}://{}:{}/metrics from the {} (pod labels: {})", options.node_name,
            tls ? "https" : "http", address->host, server.port(), root->Describe(),
@@ -251,6 +286,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "without one only what is wrong on any node is a warning");
   t.Tls(flags->tls, fabcheck::app::Tunables::TlsRole::kServer);
   t.Flag("--once", flags->once, "Print one scrape to stdout and exit (for checks and captures)");
+  t.Flag("--json", flags->json,
+         "With --once: the scrape as JSON (schema fabcheck.exporter/v1: families with their samples); serving:\n"
+         "one JSON line on stdout once it listens; errors as fabcheck.error/v1");
   cmd->footer(
       "Metrics are named fabcheck_rdma_port_* (counters/), fabcheck_rdma_port_ext_* (counters_ext/, the 64-bit "
       "counters of kernels before 4.5), fabcheck_rdma_hw_* (hw_counters/), fabcheck_netdev_* (netdev, PFC), "

@@ -1,6 +1,9 @@
 // `fabcheck k8s lint|render|rules`: lint Kubernetes manifests for the RDMA
 // stack (Multus, SR-IOV, RDMA device plugins, Network Operator, Topology
 // Manager) and render the manifests fabcheck itself runs as.
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -27,12 +30,14 @@ struct LintOptions {
   std::string format = "text";
   std::string fail_on;
   bool verbose = false;
+  bool json = false;
 };
 
 struct RenderOptions {
   std::string profile;
   std::string out_dir;
   std::string image;
+  bool json = false;
 };
 
 int RunLint(const LintOptions& o) {
@@ -65,15 +70,24 @@ int RunLint(const LintOptions& o) {
     std::cerr << "fabcheck k8s lint: " << result.status().message() << "\n";
     return fabcheck::kExitError;
   }
-  if (result->set->files.empty()) LOG_WARN("k8s", "no YAML files found in {}", fmt::join(o.paths, ", "));
-  if (o.format == "json") {
+  const std::string format = o.json ? "json" : o.format;
+  if (format == "json") {
     std::cout << fabcheck::ToJsonText(k8s::FormatJson(*result), 2) << "\n";
-  } else if (o.format == "sarif") {
+  } else if (format == "sarif") {
     std::cout << fabcheck::ToJsonText(k8s::FormatSarif(*result), 2) << "\n";
   } else {
     std::cout << k8s::FormatText(*result, o.verbose);
   }
-  return result->FailsAt(fail_on) ? fabcheck::kExitFailures : fabcheck::kExitOk;
+  if (result->FailsAt(fail_on)) return fabcheck::kExitFailures;
+  // No Kubernetes object: nothing was judged, which must not read as a pass.
+  if (result->set->objects.empty()) {
+    std::cerr << "fabcheck k8s lint: nothing to lint: "
+              << (result->set->files.empty() ? "no YAML file (*.yaml, *.yml)" : "no Kubernetes object in the YAML")
+              << " in " << fmt::format("{}", fmt::join(o.paths, ", "))
+              << " (give manifests, or the output of 'helm template' / 'kustomize build')\n";
+    return fabcheck::kExitError;
+  }
+  return result->FailsAt(k8s::Level::kWarning) ? fabcheck::kExitWarnings : fabcheck::kExitOk;
 }
 
 int RunRender(const RenderOptions& o) {
@@ -94,19 +108,35 @@ int RunRender(const RenderOptions& o) {
     }
     profile->image = o.image;
   }
+  // An image without a digest renders, but is a warning (exit 1): the same
+  // judgement as the lint rule image.unpinned.
+  std::vector<std::string> warnings;
   if (!k8s::ImagePinned(profile->image)) {
-    LOG_WARN("k8s", "image {} is not pinned by digest: nodes may run different builds under one tag; pass --image "
-             "NAME:TAG@sha256:... (scripts/build-image.sh writes it to build/image/fabcheck-VERSION.oci.tar.ref)",
-             profile->image);
+    warnings.push_back(fmt::format(
+        "image {} is not pinned by digest: nodes may run different builds under one tag; pass --image "
+        "NAME:TAG@sha256:... (scripts/build-image.sh writes it to build/image/fabcheck-VERSION.oci.tar.ref)",
+        profile->image));
+    LOG_WARN("k8s", "{}", warnings.back());
   }
+  const int code = warnings.empty() ? fabcheck::kExitOk : fabcheck::kExitWarnings;
   auto files = k8s::Render(*profile);
+  nlohmann::json doc = {{"schema", "fabcheck.k8s-render/v1"},
+                        {"image", profile->image},
+                        {"image_pinned", warnings.empty()},
+                        {"warnings", warnings},
+                        {"files", nlohmann::json::array()}};
   if (o.out_dir.empty()) {
+    if (o.json) {
+      for (const auto& f : files) doc["files"].push_back({{"name", f.name}, {"content", f.content}});
+      std::cout << fabcheck::ToJsonText(doc, 2) << "\n";
+      return code;
+    }
     bool first = true;
     for (const auto& f : files) {
       std::cout << (first ? "" : "---\n") << "# " << f.name << "\n" << f.content;
       first = false;
     }
-    return fabcheck::kExitOk;
+    return code;
   }
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
@@ -123,8 +153,10 @@ int RunRender(const RenderOptions& o) {
       return fabcheck::kExitError;
     }
     std::cerr << "wrote " << path << "\n";
+    doc["files"].push_back({{"name", f.name}, {"path", path}});
   }
-  return fabcheck::kExitOk;
+  if (o.json) std::cout << fabcheck::ToJsonText(doc, 2) << "\n";
+  return code;
 }
 
 fabcheck::app::RunFn Setup(CLI::App& root) {
@@ -145,6 +177,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   lt.Text("--format", lint_opts->format, "text (default), json (fabcheck.k8s-lint/v1) or sarif (2.1.0)",
           "text|json|sarif")
       ->check(CLI::IsMember({"text", "json", "sarif"}));
+  lt.Flag("--json", lint_opts->json, "The same as --format json");
   lt.Text("--fail-on", lint_opts->fail_on, "Exit 2 when a finding is at or above: error (default) or warning",
           "error|warning")
       ->check(CLI::IsMember({"error", "warning"}));
@@ -158,8 +191,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "  fabcheck k8s lint ~/src/network-operator/example --profile openshift\n"
       "Suppress one rule on one object: metadata.annotations fabcheck.io/ignore-<ID>: \"<reason>\".\n"
       "Templates (Helm, Go) are not YAML until rendered: lint the output of 'helm template'.\n"
-      "Exit codes: 0 nothing at or above --fail-on, 2 findings at or above it, 3 a path could not be read,\n"
-      "64 usage or config error. Rules: fabcheck k8s rules; docs/k8s-rules.md.");
+      "Exit codes: 0 no finding at warning or above, 1 warnings below --fail-on, 2 findings at or above\n"
+      "--fail-on, 3 a path could not be read or held no Kubernetes object (nothing to lint), 64 usage or\n"
+      "config error. Rules: fabcheck k8s rules; docs/k8s-rules.md.");
 
   auto render_opts = std::make_shared<RenderOptions>();
   auto* render = cmd->add_subcommand("render", "Render the manifests fabcheck needs from a cluster profile");
@@ -171,6 +205,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
           "Image to run, best pinned: REPO:TAG@sha256:DIGEST (default: the profile's image, else " +
               k8s::DefaultImage() + ", the name scripts/build-image.sh gives its image)",
           "image reference");
+  rt.Flag("--json", render_opts->json,
+          "Print JSON (schema fabcheck.k8s-render/v1): the image, whether it is pinned, warnings, and each file "
+          "(its content, or its path with -o)");
   render->footer(
       "Profile keys: rdmaResource (required); image, name, namespace, nadName, networkType (sriov, ib-sriov,\n"
       "host-device, macvlan, ipvlan), master, subnet, mtu, vlan, gpusPerNode, nicsPerNode, nodes, agentPort,\n"
@@ -178,7 +215,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "Example:\n"
       "  fabcheck k8s render --profile deploy/kubernetes/render-examples/sriov-roce/profile.yaml -o out/\n"
       "  fabcheck k8s render --profile p.yaml --image \"$(cat build/image/fabcheck-*.oci.tar.ref)\" | kubectl apply -f -\n"
-      "  fabcheck k8s render --profile p.yaml --image registry.example.com/fabcheck:0.1.0@sha256:<64 hex>");
+      "  fabcheck k8s render --profile p.yaml --image registry.example.com/fabcheck:0.1.0@sha256:<64 hex>\n"
+      "Exit codes: 0 rendered, 1 rendered with warnings (the image is not pinned by digest), 3 the profile\n"
+      "could not be read or a file not written, 64 usage or a bad profile.");
 
   auto markdown = std::make_shared<bool>(false);
   auto json = std::make_shared<bool>(false);

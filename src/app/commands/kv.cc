@@ -133,6 +133,15 @@ int RunModels(bool json) {
 }
 
 int RunSize(const KvArgs& a) {
+  // A config.json that cannot be read or parsed is bad input (3); a preset
+  // name that does not exist, or options that do not fit, are usage (64).
+  const std::string& model = a.size.model;
+  if (model.find('/') != std::string::npos || EndsWith(model, ".json")) {
+    if (auto m = kv::FindModel(model); !m.ok()) {
+      std::cerr << "fabcheck kv: --model " << m.status().message() << "\n";
+      return kExitError;
+    }
+  }
   auto sizing = Sizing(a.size);
   if (!sizing.ok()) return Usage(sizing.status().message());
   if (a.json) {

@@ -3,9 +3,11 @@
 // wiring only: ladder/ does the work.
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "app/command.h"
@@ -20,6 +22,7 @@
 #include "control/netif.h"
 #include "control/server.h"
 #include "fabcheck/version.h"
+#include "fabric/fabric.h"
 #include "ladder/judge.h"
 #include "ladder/node_service.h"
 #include "ladder/runner.h"
@@ -49,6 +52,7 @@ struct Options {
   std::string pattern = "ring";
   std::string transport = "auto";
   std::string profile;
+  std::string topology;
   double pass_fraction = 0;  // 0 = the profile's, else 0.9
   std::string bw_size = "1M", duration = "1s", lat_duration = "300ms";
   int streams = 1;
@@ -67,6 +71,23 @@ struct Options {
   std::vector<std::string> data_ifaces, data_addrs;
   std::string sysroot;
 };
+
+// Where each member of the fabric file sits, by name and by address: the
+// file's rack, else the leaf when every rail shares it (a top-of-rack switch).
+std::map<std::string, ladder::MemberPlace> PlacesOf(const fabric::Fabric& f) {
+  std::map<std::string, ladder::MemberPlace> places;
+  for (const auto& m : f.members) {
+    ladder::MemberPlace p;
+    p.rail_leaves = m.leaves;
+    p.leaf = m.leaves.empty() ? "" : m.leaves.front();
+    const bool one_leaf = !m.leaves.empty() && std::all_of(m.leaves.begin(), m.leaves.end(),
+                                                            [&](const auto& l) { return l == m.leaves.front(); });
+    p.rack = !m.rack.empty() ? m.rack : one_leaf ? p.leaf : "";
+    places[m.name] = p;
+    if (!m.address.empty()) places[m.address] = p;
+  }
+  return places;
+}
 
 int Usage(const std::string& message) {
   std::cerr << "fabcheck ladder: " << message << "\n";
@@ -152,6 +173,11 @@ int RunLadderCommand(const Options& o) {
     lo.profile_name = o.profile;
     if (profile->perf_pass_fraction) lo.pass_fraction = *profile->perf_pass_fraction;
   }
+  if (!o.topology.empty()) {
+    auto fabric_file = fabric::LoadFabric(o.topology);
+    if (!fabric_file.ok()) return Fail("--topology " + fabric_file.status().message());
+    lo.places = PlacesOf(*fabric_file);
+  }
   if (o.pass_fraction > 0) lo.pass_fraction = o.pass_fraction;
   lo.bw_size = *bw_size;
   lo.bw_duration_s = *duration;
@@ -174,6 +200,7 @@ int RunLadderCommand(const Options& o) {
   lo.stop = &g_stop;
   lo.parameters = {{"rungs", o.rungs},          {"rungs_selected", *rungs},   {"keep_going", o.keep_going},
                    {"pattern", o.pattern},      {"transport", o.transport},   {"profile", o.profile},
+                   {"topology", o.topology},
                    {"pass_fraction", lo.pass_fraction}, {"bw_size", lo.bw_size}, {"bw_duration_s", lo.bw_duration_s},
                    {"lat_duration_s", lo.lat_duration_s}, {"streams", o.streams}, {"parallel", o.parallel},
                    {"snapshots", lo.snapshots}, {"coll_ops", o.coll_ops}, {"coll_sizes", o.coll_sizes},
@@ -279,6 +306,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Path("--profile", o->profile,
          "Machine-type profile (YAML, profiles/): sent to every agent's doctor; its perf.pass_fraction sets the L3 "
          "pass line");
+  t.Path("--topology", o->topology,
+         "Fabric file (fabcheck.fabric/v1, as for sweep; `fabcheck fabric --from k8s|ibnetdiscover|lldp` writes\n"
+         "one from node labels or the fabric): each member's rack, leaf and rail leaves go into the bundle, where\n"
+         "the report groups the baselines by rack");
   t.Number("--pass-fraction", o->pass_fraction,
            "L3 pass line as a fraction of the expected bandwidth (default 0: the profile's, else 0.9)", 0, 1);
   t.Text("--bw-size", o->bw_size, "L3 bandwidth message size", "size");

@@ -1,5 +1,7 @@
 // `fabcheck nccl-log FILE...`: what NCCL really used, read from its own log,
 // with the NCCL rules of `fabcheck diagnose` (docs/diagnose.md).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -24,6 +26,15 @@ int Run(const Options& options) {
   auto summary = fabcheck::logs::ParseNcclLogFiles(options.files);
   if (!summary.ok()) {
     std::cerr << "fabcheck nccl-log: " << summary.status().message() << "\n";
+    return fabcheck::kExitError;
+  }
+  // A log with no NCCL line holds nothing to judge: passing it would read as
+  // "NCCL was fine" for a job that never logged (NCCL_DEBUG unset, wrong file).
+  if (summary->nccl_lines == 0) {
+    for (const auto& f : summary->findings) std::cerr << "fabcheck nccl-log: " << f.message << "\n";
+    std::cerr << "fabcheck nccl-log: nothing to judge: no NCCL INFO/WARN line in " << summary->lines_read
+              << " line(s) of " << fmt::format("{}", fmt::join(options.files, ", "))
+              << " (run the job with NCCL_DEBUG=INFO, and give its output or NCCL_DEBUG_FILE)\n";
     return fabcheck::kExitError;
   }
   summary->findings = fabcheck::diagnose::NcclLogFindings(*summary);
@@ -60,7 +71,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "  kubectl logs --prefix job/trainer | fabcheck nccl-log -\n"
       "  fabcheck nccl-log --json job-1234.out | jq '.findings[] | select(.severity==\"fail\")'\n\n"
       "For logs together with counters, perf/sweep/coll/doctor results or a ladder bundle: fabcheck diagnose.\n"
-      "Exit: 0 all good, 1 warnings (e.g. GPUDirect off), 2 failures (sockets between nodes, errors), 3 unreadable.");
+      "Exit: 0 all good, 1 warnings (e.g. GPUDirect off), 2 failures (sockets between nodes, errors), 3 unreadable\n"
+      "or nothing to judge (no NCCL line in the input), 64 bad command line.");
   return [options] { return Run(*options); };
 }
 

@@ -1,5 +1,7 @@
 // `fabcheck perf serve` and `fabcheck perf run`: the L3 point-to-point tests.
 // Parsing and wiring only; the engine is perf/ (engine.h, server.h).
+#include <fmt/format.h>
+
 #include <csignal>
 #include <iostream>
 
@@ -39,6 +41,7 @@ struct ServeArgs {
   net::TlsFiles tls;
   int port = perf::kDefaultPort, max_clients = 4, max_streams = 64;
   double max_duration = 600, timeout = 30;
+  bool json = false;
 };
 
 std::atomic<perf::Server*> g_server{nullptr};
@@ -207,8 +210,15 @@ int RunServeCommand(const ServeArgs& a) {
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
   // One line on stdout when ready, so scripts can wait for it (and learn the port with --port 0).
-  std::cout << "fabcheck perf serve: listening on " << (a.bind.empty() ? "*" : a.bind) << ":" << (*server)->port()
-            << std::endl;
+  if (a.json) {
+    std::cout << ToJsonText({{"schema", "fabcheck.perf-serve/v1"},
+                             {"listening", fmt::format("{}:{}", a.bind.empty() ? "*" : a.bind, (*server)->port())},
+                             {"port", (*server)->port()}})
+              << std::endl;
+  } else {
+    std::cout << "fabcheck perf serve: listening on " << (a.bind.empty() ? "*" : a.bind) << ":" << (*server)->port()
+              << std::endl;
+  }
   (*server)->Run();
   g_server = nullptr;
   return kExitOk;
@@ -232,6 +242,8 @@ app::RunFn Setup(CLI::App& root) {
   st.Seconds("--max-duration", sa->max_duration, "Seconds one test may run", /*zero_allowed=*/true);
   st.Integer("--max-streams", sa->max_streams, "Streams/QPs one test may open", 1, 4096);
   st.Seconds("--timeout", sa->timeout, "Seconds any wait on a client may block");
+  st.Flag("--json", sa->json,
+          "The ready line as JSON (schema fabcheck.perf-serve/v1, with the port); errors as fabcheck.error/v1");
   serve->footer(
       "Examples:\n"
       "  fabcheck perf serve\n"

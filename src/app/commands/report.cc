@@ -27,11 +27,17 @@ struct Options {
   std::vector<std::string> kv;
   double slower_percent = 10;
   bool strict = false;
+  bool json = false;
 };
 
 int Run(const Options& o) {
   using namespace fabcheck;
-  Result<report::Format> format = !o.format.empty() ? report::ParseFormat(o.format)
+  if (o.json && !o.format.empty() && o.format != "json") {
+    std::cerr << "fabcheck report: --json and --format " << o.format << " ask for two formats: give one\n";
+    return kExitUsage;
+  }
+  Result<report::Format> format = o.json ? Result<report::Format>(report::Format::kJson)
+                                  : !o.format.empty() ? report::ParseFormat(o.format)
                                   : o.output != "-" ? report::FormatFromPath(o.output)
                                                     : Result<report::Format>(report::Format::kMarkdown);
   if (!format.ok()) {
@@ -99,6 +105,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "html (one self-contained file with inline SVG plots), md (Markdown for tickets and wikis) or\n"
          "json (schema fabcheck.report/v1). Default: from the -o file name, md on stdout",
          "html|md|json");
+  t.Flag("--json", o->json, "The same as --format json");
   t.Path("-o,--output", o->output, "Write here instead of stdout (replaced atomically); - is stdout",
          /*dash_is_stdio=*/true);
   t.Path("--baseline", o->baseline,

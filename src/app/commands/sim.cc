@@ -33,6 +33,18 @@ int Usage(const std::string& m) {
   return kExitUsage;
 }
 
+// The simulator tests the localiser, so its exit code is that test's
+// outcome: 2 a planted fault was not named, 1 every fault named but some
+// finding is false (a decoy or a healthy element), 0 exactly the faults.
+// Without planted faults any finding is a false one.
+int SimExitCode(const nlohmann::json& report) {
+  if (!report.contains("score")) return report.value("findings", nlohmann::json::array()).empty() ? kExitOk : kExitWarnings;
+  const auto& score = report["score"];
+  if (!score.value("missed", nlohmann::json::array()).empty()) return kExitFailures;
+  if (!score.value("false_positives", nlohmann::json::array()).empty()) return kExitWarnings;
+  return kExitOk;
+}
+
 int Run(const Options& o) {
   auto strategy = sweep::ParsePattern(o.strategy);
   if (!strategy.ok()) return Usage(strategy.status().message());
@@ -73,7 +85,7 @@ int Run(const Options& o) {
     return report.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitError;
   }
   std::cout << (o.json ? ToJsonText(*report, 2) + "\n" : sim::RenderSimText(*report));
-  return kExitOk;
+  return SimExitCode(*report);
 }
 
 app::RunFn Setup(CLI::App& root) {
@@ -119,7 +131,9 @@ Examples:
   fabcheck sim --nodes 1024 --rails 2 --pods 4 --spines 4 --cores 4 --fault-mix realistic --strategy topology
   echo '[{"kind": "uplink_degraded", "element": "leaf-r0-01~spine-r0-03", "loss": 0.01}]' > f.json
   fabcheck sim --nodes 128 --rails 1 --faults f.json
-Exit code: 0 ran (the score is in the output), 3 could not run, 64 usage or a bad fault file.
+Exit code: 0 the localiser named exactly the planted faults (or, with none planted, nothing), 1 it named them
+all but also a false one (a decoy or a healthy element), 2 it missed a planted fault, 3 could not run,
+64 usage or a bad fault file.
 See docs/sim.md for the model and the measured accuracy.)");
   return [o] { return Run(*o); };
 }

@@ -90,7 +90,7 @@ model::ChecklistItem CheckTopologyRecords(const BundleEvidence& e) {
                                    with_inventory, members, with_rack, members));
   if (with_rack < members) {
     checklist::Raise(item, model::ChecklistStatus::kUnknown);
-    item.record.push_back("rack and leaf switch of every member (ladder --topology FILE or node labels)");
+    item.record.push_back("rack and leaf switch of every member: `fabcheck ladder --topology fabric.yaml` records them (`fabcheck fabric --from k8s` writes the file from node labels; a member's `rack:` key names its rack)");
   }
   if (item.status == model::ChecklistStatus::kFail) {
     item.summary = "the nodes do not match a clean record: " + checklist::Count(item.members.size(), "member", "members") +
