@@ -22,8 +22,10 @@ Status SetupNcclLogging(const std::string& dir);
 
 // The NCCL log files in `dir`; when there are none, the user's NCCL_DEBUG_FILE:
 // the file it names, or the files its %h/%p pattern matches that were written
-// at or after `since` (this run's, not an older run's beside them).
-std::vector<std::string> NcclLogFiles(const std::string& dir, std::filesystem::file_time_type since = {});
+// at or after `since` (this run's, not an older run's beside them). The
+// default takes any time: the file clock's zero is not its earliest time
+// (libstdc++ counts from 2174).
+std::vector<std::string> NcclLogFiles(const std::string& dir, std::filesystem::file_time_type since = std::filesystem::file_time_type::min());
 
 // Expected busbw from NCCL's own topology estimate (ring graphs in its log),
 // and findings: #wrong, busbw far below expectation, NCCL's transport verdicts.

@@ -154,7 +154,9 @@ Result<LintConfig> ParseLintConfig(std::string_view text, const std::string& fil
   config.file = file;
   YamlDocument doc = ParseYamlDocument(text, 0);
   for (const auto& issue : doc.issues) {
-    return InvalidArgumentError(file + ":" + std::to_string(issue.line) + ": " + issue.message);
+    std::string where = file + ":" + std::to_string(issue.line) + ": " + issue.message;
+    // A config too big to expand could not be read (exit 3); a wrong one is the user's to fix (exit 64).
+    return issue.over_budget ? ResourceExhaustedError(where) : InvalidArgumentError(where);
   }
   if (!doc.root) return config;  // an empty file means the defaults
   config.root = doc.root;

@@ -321,11 +321,12 @@ YamlDocument ParseYamlDocument(std::string_view text, int line_offset) {
                               std::to_string(over.written) +
                               " it writes out (fabcheck's budget per document; a YAML alias bomb?); write the "
                               "repeated parts out, or split the document",
-                          0});
+                          0, /*over_budget=*/true});
   } catch (const TooDeep&) {
     doc.root = nullptr;
     doc.issues.push_back({YamlIssue::Kind::kSyntax, line_offset + 1, 1,
-                          "nesting deeper than " + std::to_string(kMaxDepth) + " levels; not a manifest", 0});
+                          "nesting deeper than " + std::to_string(kMaxDepth) + " levels; not a manifest", 0,
+                          /*over_budget=*/true});
   }
   return doc;
 }

@@ -67,6 +67,9 @@ struct YamlIssue {
   int column = 0;
   std::string message;
   int first_line = 0;  // duplicate keys: where the key was first written
+  // The text may be valid YAML, but expanding it passed fabcheck's budget
+  // (aliases and merge keys, nesting depth): not the writer's syntax error.
+  bool over_budget = false;
 };
 
 struct YamlDocument {

@@ -33,6 +33,13 @@ std::vector<model::CatalogEntry> CatalogEntries() {
        "the pace of the slowest pair.",
        "Run `fabcheck perf` between the named members and `fabcheck doctor` on them; read the rung's counter "
        "deltas of both ends."},
+      {"ladder.perf.link-errors", "ladder", "L3", std::nullopt,
+       "A pair failed L3 while one end's port counted link errors (symbol_error, port_rcv_errors, "
+       "link_error_recovery, link_downed...) in the same rung: that NIC or cable is the suspect",
+       "Errors of the wire itself on the port of a failing pair name where the loss is: one cable, transceiver or "
+       "NIC, not the node or the fabric; both ends counting errors point at the cable between them.",
+       "Reseat or replace the named port's cable and transceiver, then the NIC if the errors follow it; rerun L3 "
+       "for the pair and read the counters again (fabcheck explain counters.link-errors)."},
       {"ladder.perf.fail-tcp", "ladder", "L3", std::nullopt,
        "L3 pairs were measured over TCP: RDMA was not used",
        "A TCP figure is never an RDMA result; the rung proves nothing about RDMA.",

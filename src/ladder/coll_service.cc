@@ -213,8 +213,15 @@ Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
     std::string out = ReadHead(dir->path() + "/rank-0.out", kMaxCollLogBytes);
     if (!out.empty()) {
       auto report = nlohmann::json::parse(out, nullptr, false);
-      if (!report.is_discarded() && report.is_object()) answer["report"] = std::move(report);
-      else answer["errors"].push_back("rank 0 printed something that is not its JSON report");
+      // A rank that could not run prints a fabcheck.error/v1 document (its
+      // stderr, kept above, says the same): not a report.
+      if (report.is_object() && report.value("schema", "") == "fabcheck.error/v1") {
+        // nothing to add
+      } else if (!report.is_discarded() && report.is_object()) {
+        answer["report"] = std::move(report);
+      } else {
+        answer["errors"].push_back("rank 0 printed something that is not its JSON report");
+      }
     }
   }
   for (const auto& file : coll::NcclLogFiles(logs)) {

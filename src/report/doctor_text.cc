@@ -24,6 +24,19 @@ std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
     }
     return "?";
   };
+  // Paths inside a capture are shown as the node's own (/proc/interrupts):
+  // the header names the capture once; repeated per line it buries the reason.
+  // (report.sysroot is SysRoot::Describe(): "capture PATH"; DisplayPath writes "PATH:/proc/...".)
+  constexpr std::string_view kCapture = "capture ";
+  const std::string capture_prefix =
+      StartsWith(report.sysroot, kCapture) ? report.sysroot.substr(kCapture.size()) + ":" : "";
+  auto local = [&](std::string text) {
+    if (capture_prefix.empty()) return text;
+    for (size_t at = text.find(capture_prefix); at != std::string::npos; at = text.find(capture_prefix, at + 1)) {
+      if (at == 0 || text[at - 1] == ' ') text.erase(at, capture_prefix.size());  // the whole path only
+    }
+    return text;
+  };
   // "  FAIL  pcie.downgraded      mlx5_3: ..."
   const TextTable lines({{"", 0}, {"", 20, Align::kLeft, 0, "  "}, {"", 0}}, {.indent = "  "});
   for (checks::Rung r : checks::kAllRungs) {
@@ -35,13 +48,13 @@ std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
         out += fmt::format("\n== {}: {}\n", group, checks::RungTitle(r));
         header = true;
       }
-      out += lines.Row({mark(f.severity), f.id, f.object + ": " + f.message});
+      out += lines.Row({mark(f.severity), f.id, local(f.object + ": " + f.message)});
       // An unknown because the capture predates the check is explained once,
       // in the note at the top; its own lines would repeat it.
       bool detail = verbose || f.severity == model::Severity::kWarn || f.severity == model::Severity::kFail ||
                     (f.severity == model::Severity::kUnknown && f.subject != "capture");
       if (detail) {
-        for (const auto& e : f.evidence) out += "        evidence: " + e + "\n";
+        for (const auto& e : f.evidence) out += "        evidence: " + local(e) + "\n";
         if (!f.remedy.empty()) out += "        fix: " + f.remedy + "\n";
       }
     }

@@ -28,6 +28,10 @@ Result<ListenAddress> ParseListenAddress(const std::string& text) {
     }
     out.host = colon == 0 ? "0.0.0.0" : text.substr(0, colon);
     port_text = text.substr(colon + 1);
+    if (out.host.find(':') != std::string::npos) {
+      return InvalidArgumentError("--listen '" + text + "': an IPv6 address goes in brackets ([::1]:9877); a host " +
+                                  "name or IPv4 address has no ':'");
+    }
   }
   auto port = ParseInt(port_text);
   if (!port || *port < 0 || *port > 65535) {

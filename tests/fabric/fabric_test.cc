@@ -59,7 +59,7 @@ TEST(Fabric, MalformedFilesNameTheObjectAndTheFix) {
               "members[0] (a) lists 1 leaves for 2 rails");
   ExpectError("schema: fabcheck.fabric/v1\nmembers: [{leaf: l}]", "members[0] has no name");
   ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a}]", "has no leaves");
-  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l, rack: 3}]", "unknown key 'rack'");
+  ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l, row: 3}]", "unknown key 'row'");
   ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l}, {name: a, leaf: m}]", "listed twice");
   ExpectError("schema: fabcheck.fabric/v1\nmembers: [{name: a, leaf: l}, {name: a, address: 1.2.3.4, leaf: m}]",
               "give each of them its address");

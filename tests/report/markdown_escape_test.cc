@@ -78,7 +78,9 @@ TEST(MarkdownReport, EveryFieldRendersAsItsText) {
     EXPECT_TRUE(Unescaped(md, '[').empty()) << md;
     EXPECT_TRUE(Unescaped(md, ']').empty()) << md;
     EXPECT_TRUE(Unescaped(md, '!').empty()) << md;
-    EXPECT_EQ(md.find("&lt;script&gt;"), std::string::npos) << "an entity must show as typed: " << md;
+    if (p == "&lt;script&gt;") {
+      EXPECT_NE(md.find("&amp;lt;script&amp;gt;"), std::string::npos) << "an entity must show as typed: " << md;
+    }
     for (char c : md) {
       const unsigned char u = static_cast<unsigned char>(c);
       EXPECT_TRUE(u >= 0x20 || c == '\n') << "control byte " << int(u) << " in " << md;

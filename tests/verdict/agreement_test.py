@@ -193,7 +193,8 @@ def ladder_no_rdma(fabcheck, src, work):
             port = free_port()
             log = open(os.path.join(work, name + ".log"), "w")
             procs.append(subprocess.Popen([fabcheck, "agent", "--listen", "127.0.0.1:%d" % port, "--token-file", token,
-                                           "--name", name, "--sysroot", h200], stdout=log, stderr=log))
+                                           "--perf-port", "0", "--name", name, "--sysroot", h200],
+                                          stdout=log, stderr=log))
             agents.append("127.0.0.1:%d" % port)
         deadline = time.time() + 30
         for a in agents:

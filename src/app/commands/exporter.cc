@@ -166,7 +166,8 @@ int Run(const ExporterFlags& flags) {
     if (!flags.profile.empty()) {
       if (auto profile = checks::LoadProfile(flags.profile); !profile.ok()) {
         LOG_ERROR("exporter", "{}", profile.status().message());
-        return kExitUsage;
+        // A profile that says something wrong is the user's to fix; one that cannot be read could not run.
+        return profile.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitError;
       }
     }
     std::vector<std::string> only = Split(flags.host_checks, ',', /*skip_empty=*/true);

@@ -227,7 +227,12 @@ int RunLadderCommand(const Options& o) {
   if (!o.agents.empty() || !o.agents_file.empty()) {
     auto list = !o.agents.empty() ? sweep::ParseAgentList(o.agents, control::kDefaultControlPort)
                                    : sweep::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
-    if (!list.ok()) return Usage(list.status().message());
+    if (!list.ok()) {
+      // A wrong --agents is a usage error; an --agents-file that is missing, unreadable or empty could not run.
+      if (!o.agents.empty()) return Usage(list.status().message());
+      std::cerr << "fabcheck ladder: " << list.status().message() << "\n";
+      return kExitError;
+    }
     agents = *list;
   } else {
     auto spmd = net::DetectLaunchRank(net::ProcessEnv(), o.world);

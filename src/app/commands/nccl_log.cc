@@ -28,23 +28,25 @@ int Run(const Options& options) {
     std::cerr << "fabcheck nccl-log: " << summary.status().message() << "\n";
     return fabcheck::kExitError;
   }
-  // A log with no NCCL line holds nothing to judge: passing it would read as
-  // "NCCL was fine" for a job that never logged (NCCL_DEBUG unset, wrong file).
-  if (summary->nccl_lines == 0) {
+  summary->findings = fabcheck::diagnose::NcclLogFindings(*summary);
+  Severity worst = Severity::kPass;
+  for (const auto& f : summary->findings) worst = std::max(worst, f.severity);
+  // A log with no NCCL line and nothing else the rules judge (a framework's
+  // watchdog line, a launcher's relayed error) holds nothing to judge:
+  // passing it would read as "NCCL was fine" for a job that never logged
+  // (NCCL_DEBUG unset, wrong file). `diagnose` of the same file says the same.
+  if (summary->nccl_lines == 0 && worst < Severity::kWarn) {
     for (const auto& f : summary->findings) std::cerr << "fabcheck nccl-log: " << f.message << "\n";
     std::cerr << "fabcheck nccl-log: nothing to judge: no NCCL INFO/WARN line in " << summary->lines_read
               << " line(s) of " << fmt::format("{}", fmt::join(options.files, ", "))
               << " (run the job with NCCL_DEBUG=INFO, and give its output or NCCL_DEBUG_FILE)\n";
     return fabcheck::kExitError;
   }
-  summary->findings = fabcheck::diagnose::NcclLogFindings(*summary);
   if (options.json) {
     std::cout << fabcheck::ToJsonText(nlohmann::json(*summary), 2) << "\n";
   } else {
     std::cout << fabcheck::report::FormatNcclLogSummary(*summary) << fabcheck::report::FormatNcclFindings(summary->findings);
   }
-  Severity worst = Severity::kPass;
-  for (const auto& f : summary->findings) worst = std::max(worst, f.severity);
   if (worst == Severity::kFail) return fabcheck::kExitFailures;
   if (worst == Severity::kWarn) return fabcheck::kExitWarnings;
   return fabcheck::kExitOk;

@@ -69,6 +69,12 @@ int Run(const Options& o) {
       std::cerr << "fabcheck sim: " << text.status().message() << "\n";
       return kExitError;
     }
+    if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
+      // An empty file would score a run "clean" against faults nobody wrote.
+      std::cerr << "fabcheck sim: --faults " << o.faults << " is empty: give a JSON list of faults, e.g. "
+                << R"([{"kind": "slow_node", "element": "n0003", "factor": 0.4}])" << ", or leave --faults out\n";
+      return kExitError;
+    }
     so.faults_json = *text;
   }
   const bool tty = ::isatty(STDERR_FILENO);

@@ -13,10 +13,10 @@ namespace {
 fabcheck::app::RunFn Setup(CLI::App& root) {
   auto* cmd = root.add_subcommand("version", "Print the fabcheck version");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print {\"fabcheck_version\": ...} instead of text");
+  cmd->add_flag("--json", *json, "Print JSON (schema fabcheck.version/v1) instead of text");
   return [json] {
     if (*json) {
-      std::cout << fabcheck::ToJsonText(nlohmann::json{{"fabcheck_version", fabcheck::kVersion}}, 2) << "\n";
+      std::cout << fabcheck::ToJsonText(nlohmann::json{{"schema", "fabcheck.version/v1"}, {"fabcheck_version", fabcheck::kVersion}}, 2) << "\n";
     } else {
       std::cout << "fabcheck " << fabcheck::kVersion << "\n";
     }
