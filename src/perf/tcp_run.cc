@@ -13,6 +13,7 @@
 #include "base/json_text.h"
 #include "base/thread_group.h"
 #include "dl/cuda.h"
+#include "perf/latency_samples.h"
 #include "perf/tcp_internal.h"
 #include "perf/tcp_transport.h"
 
@@ -383,7 +384,10 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
   SideMeasurement m;
   Status status;
   uint64_t done = 0;
-  std::vector<Clock::time_point> stamps;
+  // The start of each measured ping: consecutive starts give one round trip.
+  LatencySamples samples;
+  Clock::time_point first_ping{}, last_ping{};
+  uint64_t pings = 0;
 
   base::ThreadGroup worker(fmt::format("{} lat", ctx.peer), ThreadBudget(ctx.local));
   RETURN_IF_ERROR(worker.Start([&] {
@@ -409,7 +413,7 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
     };
     if (client) {
       if (!p.validate) FillPattern(buf, size, PatternSeed(0, 0));
-      stamps.reserve(p.iters != 0 ? p.iters : 1 << 20);
+      samples.Reserve(p.iters != 0 ? p.iters : 1 << 20);
       Clock::time_point start{}, stop{};
       for (uint64_t i = 0; status.ok(); ++i) {
         Clock::time_point now = Clock::now();
@@ -419,7 +423,12 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
         }
         if (i >= p.warmup) {
           if (p.iters != 0 ? i >= p.warmup + p.iters : now >= stop) break;
-          stamps.push_back(now);
+          if (pings++ == 0) {
+            first_ping = now;
+          } else {
+            samples.Add(std::chrono::duration<double, std::micro>(now - last_ping).count());
+          }
+          last_ping = now;
         }
         if ((i & 255) == 255 && wait.stopped()) {
           status = CancelledError(fmt::format("{} during lat: {}", ctx.peer, kStopped));
@@ -496,10 +505,8 @@ Result<SideMeasurement> RunLatency(const RunContext& ctx, uint64_t size, Control
   m.iterations = done > p.warmup ? done - p.warmup : 0;
   m.tx_messages = m.iterations;
   m.tx_bytes = m.iterations * size;
-  for (size_t i = 1; i < stamps.size(); ++i) {
-    m.rtt_us.push_back(std::chrono::duration<double, std::micro>(stamps[i] - stamps[i - 1]).count());
-  }
-  if (stamps.size() >= 2) m.tx_elapsed_s = Seconds(stamps.back() - stamps.front());
+  m.rtt_us = std::move(samples).Take();
+  if (pings >= 2) m.tx_elapsed_s = Seconds(last_ping - first_ping);
   return m;
 }
 

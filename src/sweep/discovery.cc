@@ -194,6 +194,21 @@ httplib::Client MakeClient(const RendezvousClient& r) {
   return http;
 }
 
+// Rank 0's answers are a few hundred bytes: an endless or huge one (an
+// impostor at the coordinator's address) ends the call, not the rank.
+constexpr size_t kMaxRendezvousAnswer = 64 * 1024;
+
+net::BoundedRequest RendezvousRequest(std::string method, std::string path, std::string body, const std::string& where) {
+  net::BoundedRequest r;
+  r.method = std::move(method);
+  r.where = where + " " + r.method + " " + path;
+  r.path = std::move(path);
+  r.body = std::move(body);
+  r.max_body = kMaxRendezvousAnswer;
+  r.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  return r;
+}
+
 }  // namespace
 
 Status JoinRendezvous(const RendezvousClient& rendezvous, const net::LaunchRank& me, int agent_port,
@@ -207,22 +222,24 @@ Status JoinRendezvous(const RendezvousClient& rendezvous, const net::LaunchRank&
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop && stop->load()) return CancelledError("rendezvous: interrupted");
     auto http = MakeClient(rendezvous);
-    auto res = http.Post("/v1/rendezvous/join", ToJsonText(body), "application/json");
-    if (res && res->status == 200) return Status::Ok();
-    if (res && (res->status == 400 || res->status == 401)) {
+    httplib::Error error = httplib::Error::Success;
+    auto res = net::SendBounded(http, RendezvousRequest("POST", "/v1/rendezvous/join", ToJsonText(body), where), &error);
+    if (res.ok() && res->status == 200) return Status::Ok();
+    if (res.ok() && (res->status == 400 || res->status == 401)) {
       return InvalidArgumentError(fmt::format("{} refused rank {}: {}", where, me.rank, res->body));
     }
-    if (!res && (res.error() == httplib::Error::SSLServerVerification ||
-                 res.error() == httplib::Error::SSLConnection)) {
+    if (!res.ok() && res.status().code() == StatusCode::kResourceExhausted) return res.status();  // an endless answer
+    if (!res.ok() && (error == httplib::Error::SSLServerVerification || error == httplib::Error::SSLConnection)) {
       // Rank 0 answered, and TLS failed: a certificate that does not verify
       // will not verify on the next try either.
-      return UnavailableError(net::HttpErrorText(res.error(), where, rendezvous.tls ? &*rendezvous.tls : nullptr,
+      return UnavailableError(net::HttpErrorText(error, where, rendezvous.tls ? &*rendezvous.tls : nullptr,
                                                  rendezvous.coordinator.host, http.get_openssl_verify_result()));
     }
-    last = res ? fmt::format("HTTP {}", res->status) : httplib::to_string(res.error());
+    last = res.ok() ? fmt::format("HTTP {}", res->status)
+                    : (error != httplib::Error::Success ? httplib::to_string(error) : res.status().message());
     // TLS 1.3 refuses a client certificate after the client's side of the
     // handshake is done: the client sees its request cut off, not a TLS error.
-    cut_off = !res && (res.error() == httplib::Error::Read || res.error() == httplib::Error::Write);
+    cut_off = !res.ok() && (error == httplib::Error::Read || error == httplib::Error::Write);
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // rank 0 may not be up yet
   }
   return DeadlineExceededError(fmt::format(
@@ -236,11 +253,14 @@ Status JoinRendezvous(const RendezvousClient& rendezvous, const net::LaunchRank&
 Status WaitForFinish(const RendezvousClient& rendezvous, std::chrono::milliseconds timeout,
                      const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string where = "the rendezvous at " + rendezvous.coordinator.ToString();
   int misses = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop && stop->load()) return CancelledError("interrupted while the sweep ran");
-    auto res = MakeClient(rendezvous).Get("/v1/rendezvous/state");
-    if (res && res->status == 200) {
+    auto http = MakeClient(rendezvous);
+    httplib::Error error = httplib::Error::Success;
+    auto res = net::SendBounded(http, RendezvousRequest("GET", "/v1/rendezvous/state", "", where), &error);
+    if (res.ok() && res->status == 200) {
       misses = 0;
       auto j = nlohmann::json::parse(res->body, nullptr, false);
       if (j.is_object() && j.value("state", "") == "done") return Status::Ok();

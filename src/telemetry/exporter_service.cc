@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/log.h"
+#include "base/thread_group.h"
 #include "fabcheck/version.h"
 #include "telemetry/compression.h"
 #include "telemetry/prometheus_text.h"
@@ -285,9 +286,16 @@ const std::string* ScrapeOutput::Gzip() const {
   return gzip_ok_ ? &gzip_ : nullptr;
 }
 
-std::shared_ptr<const ScrapeOutput> ExporterService::Scrape() {
+std::shared_ptr<const ScrapeOutput> ExporterService::Scrape(std::string* error) {
   std::unique_lock lock(flight_mutex_);
-  if (!collect_thread_.joinable()) collect_thread_ = std::thread([this] { CollectLoop(); });
+  if (!collect_thread_.joinable()) {
+    Status started = base::StartThread("the exporter's collector", collect_thread_, [this] { CollectLoop(); });
+    if (!started.ok()) {
+      LOG_WARN("exporter", "{}", started.message());
+      if (error) *error = started.message();
+      return nullptr;  // the next scrape tries again
+    }
+  }
   uint64_t waiting_for = generation_;
   if (!in_flight_) {
     in_flight_ = true;

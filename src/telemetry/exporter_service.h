@@ -72,7 +72,9 @@ class ExporterService {
   // a collection (read buffers, metric set, text, gzip) then comes from one
   // malloc arena and one stack, instead of from whichever HTTP worker asked,
   // which made the resident size grow with every worker that ever collected.
-  std::shared_ptr<const ScrapeOutput> Scrape();
+  // Null when the collector thread cannot start (the node's thread limit):
+  // the scrape is answered 503 with the reason, never an abort.
+  std::shared_ptr<const ScrapeOutput> Scrape(std::string* error = nullptr);
   // One collection as values (tests, `--once`).
   MetricSet Collect();
 

@@ -76,7 +76,13 @@ Status HttpServer::Start(const ListenAddress& address, std::shared_ptr<const net
   ExporterService& service = service_;
   auto routes = [&service](httplib::Server& server) {
     server.Get("/metrics", [&service](const httplib::Request& req, httplib::Response& res) {
-      std::shared_ptr<const ScrapeOutput> output = service.Scrape();
+      std::string error;
+      std::shared_ptr<const ScrapeOutput> output = service.Scrape(&error);
+      if (!output) {
+        res.status = 503;
+        res.set_content("fabcheck exporter cannot collect now: " + error + "\n", "text/plain");
+        return;
+      }
       const std::string* body = &output->text();
       if (AcceptsGzip(req.get_header_value("Accept-Encoding"))) {
         if (const std::string* gzip = output->Gzip()) {

@@ -11,6 +11,8 @@
 #include <map>
 #include <thread>
 
+#include "../fixtures/hostile_http.h"
+#include "../fixtures/in_child.h"
 #include "../net/test_certs.h"
 #include "control/client.h"
 
@@ -224,6 +226,28 @@ TEST(DiscoveryTest, SpmdTlsRefusesRanksOutsideTheJob) {
   EXPECT_TRUE(JoinRendezvous({at, std::string("s3cret"), Files(certs, "client")}, Rank(1, 2), 1001, "localhost",
                              std::chrono::seconds(8), &stop)
                   .ok());
+}
+
+// An impostor at the coordinator's address that answers a rank with an
+// endless body: the rank used to read it until bad_alloc aborted it (the
+// join and the state poll read whole bodies); now the answer has a cap.
+TEST(DiscoveryTest, AnEndlessRendezvousAnswerEndsTheJoinNotTheRank) {
+  for (auto shape : {test_support::EndlessHttpServer::Shape::kFlood, test_support::EndlessHttpServer::Shape::kHugeLength}) {
+    test_support::EndlessHttpServer impostor(shape);
+    auto outcome = test_support::RunInChild(1ll << 30, [&] {
+      RendezvousClient at{{"127.0.0.1", impostor.port()}, std::string("s3cret")};
+      std::atomic<bool> stop{false};
+      auto start = std::chrono::steady_clock::now();
+      Status joined = JoinRendezvous(at, Rank(1, 3), 1001, "", std::chrono::seconds(20), &stop);
+      if (joined.ok()) return 3;
+      if (joined.code() != StatusCode::kResourceExhausted) return 4;
+      if (std::chrono::steady_clock::now() - start > std::chrono::seconds(15)) return 5;
+      // The state poll of a rank that joined reads through the same cap.
+      Status waited = WaitForFinish(at, std::chrono::seconds(8), &stop);
+      return waited.code() == StatusCode::kDeadlineExceeded || waited.ok() ? 0 : 6;
+    });
+    EXPECT_EQ(outcome.code, 0) << outcome.Describe() << " (3: joined; 4: other error; 5: too slow; 6: state poll)";
+  }
 }
 
 }  // namespace

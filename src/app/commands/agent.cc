@@ -9,6 +9,7 @@
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/malloc_arenas.h"
 #include "control/netif.h"
 #include "control/server.h"
 #include "fabcheck/version.h"
@@ -42,6 +43,7 @@ struct AgentOptions {
 
 int RunAgent(const AgentOptions& o) {
   using namespace fabcheck;
+  base::LimitMallocArenas();  // tests, kv transfers and HTTP workers run on many threads
   auto listen = control::ParseHostPort(o.listen, control::kDefaultControlPort);
   if (!listen.ok()) {
     std::cerr << "fabcheck agent: --listen " << listen.status().message() << "\n";

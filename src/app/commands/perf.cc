@@ -10,6 +10,7 @@
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/malloc_arenas.h"
 #include "base/strings.h"
 #include "base/units.h"
 #include "net/auth.h"
@@ -173,6 +174,7 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
 }
 
 int RunServeCommand(const ServeArgs& a) {
+  base::LimitMallocArenas();  // every test runs on its own threads
   perf::ServeOptions o;
   o.root = sys::SysRoot::Live();
   o.bind = a.bind;

@@ -1,8 +1,9 @@
 // The latency loop, with perftest's semantics: a ping-pong of one message on
 // one QP; the client timestamps each post and reports the iters-1 deltas
-// (round trips). write: each side writes into the other's buffer and the
-// receiver spins on the last byte; send and write-with-immediate: receive
-// completions; read: the client reads and waits for its own completion.
+// (round trips; past 2 Mi of them a uniform sample, perf/latency_samples.h).
+// write: each side writes into the other's buffer and the receiver spins on
+// the last byte; send and write-with-immediate: receive completions; read:
+// the client reads and waits for its own completion.
 #include <fmt/format.h>
 
 #include <sched.h>
@@ -11,6 +12,7 @@
 #include <chrono>
 
 #include "base/json_text.h"
+#include "perf/latency_samples.h"
 #include "perf/verbs/plan.h"
 #include "perf/verbs/verbs_transport.h"
 
@@ -79,8 +81,10 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
   MarkPhaseStart();
   RETURN_IF_ERROR(control.Barrier("verbs.lat.start." + tag, local_.connect_timeout));
 
-  std::vector<Clock::time_point> stamps;
-  if (is_client() && measured) stamps.reserve(count);
+  LatencySamples samples;  // round trips between consecutive posts, within a budget
+  if (is_client() && measured) samples.Reserve(count);
+  Clock::time_point last_post{};
+  uint64_t posts = 0;
   uint8_t* send_tail = region_->data() + SendSlot(0) + size - 1;
   const uint8_t* recv_tail = region_->data() + RecvSlot(0) + size - 1;
   uint64_t outstanding = 0;  // signalled sends not yet completed
@@ -143,7 +147,11 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
   if (active) {
     for (uint64_t i = 1; i <= count; ++i) {
       if (is_client()) {
-        if (measured) stamps.push_back(Clock::now());
+        if (measured) {
+          Clock::time_point now = Clock::now();
+          if (posts++ > 0) samples.Add(std::chrono::duration<double, std::micro>(now - last_post).count());
+          last_post = now;
+        }
         RETURN_IF_ERROR(post(i));
         if (read) {
           RETURN_IF_ERROR(drain_send(true));
@@ -165,9 +173,7 @@ Status VerbsTransport::RunLatPhase(uint64_t size, uint64_t count, bool measured,
   m.iterations = count;
   m.tx_messages = count;
   m.tx_bytes = count * size;
-  for (size_t i = 1; i < stamps.size(); ++i) {
-    m.rtt_us.push_back(std::chrono::duration<double, std::micro>(stamps[i] - stamps[i - 1]).count());
-  }
+  m.rtt_us = std::move(samples).Take();
   if (params_.validate) {
     bool data_receiver = read ? is_client() : true;
     // Write latency overwrites the last byte with the ping-pong counter.

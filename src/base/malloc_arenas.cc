@@ -1,0 +1,9 @@
+#include "base/malloc_arenas.h"
+
+#include <malloc.h>
+
+namespace fabcheck::base {
+
+void LimitMallocArenas() { ::mallopt(M_ARENA_MAX, 2); }
+
+}  // namespace fabcheck::base
