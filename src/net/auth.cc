@@ -73,6 +73,17 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
+Status CheckTokenlessListen(std::string_view what, std::string_view host_port, bool loopback, bool mutual_tls,
+                            bool insecure_no_token) {
+  if (loopback || mutual_tls || insecure_no_token) return Status::Ok();
+  return InvalidArgumentError(fmt::format(
+      "refusing to serve {} without a token on {}: anyone who reaches it could read the node's processes and NCCL "
+      "settings, make it dial any address, and hold its GPU job slot. Give --token-file FILE (the same file to every "
+      "member and the coordinator), listen on loopback, require client certificates (--tls-ca, docs/tls.md), or "
+      "accept the risk with --insecure-no-token",
+      what, host_port));
+}
+
 bool BearerMatches(std::string_view authorization, std::string_view token) {
   static constexpr std::string_view kBearer = "Bearer ";
   if (token.empty() || authorization.size() < kBearer.size() || authorization.substr(0, kBearer.size()) != kBearer) {

@@ -32,6 +32,15 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b);
 // "Bearer <token>"; constant time in the token.
 bool BearerMatches(std::string_view authorization, std::string_view token);
 
+// Whether a server may answer without a token: on loopback, or with mutual
+// TLS (only holders of a certificate of the cluster's CA connect), or when
+// the operator said --insecure-no-token. Otherwise InvalidArgument (a usage
+// error) naming `what` ("every route of the agent", "this rank's agent and
+// the rendezvous"), where, and the four ways out. The agent, and the ranks of
+// an SPMD sweep or ladder, ask this one question.
+Status CheckTokenlessListen(std::string_view what, std::string_view host_port, bool loopback, bool mutual_tls,
+                            bool insecure_no_token);
+
 // The perf handshake: the client's and the server's proof of the token over
 // the server's and the client's nonce.
 std::string ClientMac(std::string_view token, std::string_view server_nonce, std::string_view client_nonce);

@@ -15,6 +15,8 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "net/address.h"
+#include "net/auth.h"
 #include "net/http_client.h"
 #include "net/http_service.h"
 
@@ -286,7 +288,27 @@ Status CheckSpmdTls(const net::TlsFiles& files) {
   return net::CertificateName(files.cert).status();
 }
 
+namespace {
+
+// Rank 0's rendezvous listens where the other ranks dial it: on loopback
+// when the coordinator is a loopback address (one host), else everywhere.
+std::string RendezvousBind(const control::HostPort& coordinator) {
+  return coordinator.host != "localhost" && net::IsLoopbackAddress(coordinator.host) ? coordinator.host : "0.0.0.0";
+}
+
+}  // namespace
+
+Status CheckSpmdListen(const SpmdOptions& o) {
+  if (o.token) return Status::Ok();
+  const bool loopback = net::IsLoopbackAddress(o.agent.bind) && RendezvousBind(o.coordinator) != "0.0.0.0";
+  return net::CheckTokenlessListen("this rank's agent and the rendezvous",
+                                   o.agent.bind + " (rendezvous " + RendezvousBind(o.coordinator) + ":" +
+                                       std::to_string(o.coordinator.port) + ")",
+                                   loopback, o.tls.has_value(), o.insecure_no_token);
+}
+
 Result<SpmdMembers> MeetSpmd(SpmdOptions o) {
+  RETURN_IF_ERROR(CheckSpmdListen(o));
   SpmdMembers out;
   std::string tls_name;
   std::shared_ptr<const net::TlsContext> server_tls;
@@ -305,7 +327,7 @@ Result<SpmdMembers> MeetSpmd(SpmdOptions o) {
     RETURN_IF_ERROR(WaitForFinish(rendezvous, std::chrono::hours(48), o.stop));
     return out;
   }
-  ASSIGN_OR_RETURN(out.registry, AgentRegistry::Start("0.0.0.0", o.coordinator.port, o.me.size, o.token, server_tls));
+  ASSIGN_OR_RETURN(out.registry, AgentRegistry::Start(RendezvousBind(o.coordinator), o.coordinator.port, o.me.size, o.token, server_tls));
   out.registry->AddSelf(0, control::HostPort{o.coordinator.host, agent_port, tls_name});
   auto all = out.registry->WaitForAll(o.rendezvous_timeout, o.stop);
   if (!all.ok()) {

@@ -90,7 +90,14 @@ struct SpmdOptions {
   std::optional<net::TlsFiles> tls = std::nullopt;
   std::chrono::milliseconds rendezvous_timeout{std::chrono::minutes(10)};
   const std::atomic<bool>* stop = nullptr;
+  bool insecure_no_token = false;  // serve without a token or mutual TLS beyond loopback (--insecure-no-token)
 };
+// Each rank's agent (and rank 0's rendezvous) answers on the network for the
+// whole job: without a token it needs mutual TLS, an all-loopback job (this
+// rank's agent and the coordinator on 127.x), or insecure_no_token
+// (net::CheckTokenlessListen). Commands call it before the launch to fail as
+// a usage error; MeetSpmd checks it again.
+Status CheckSpmdListen(const SpmdOptions& options);
 struct SpmdMembers {
   std::unique_ptr<LocalAgent> own_agent;
   std::unique_ptr<AgentRegistry> registry;  // rank 0: SetState("running"/"done") through it

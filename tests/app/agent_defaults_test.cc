@@ -60,4 +60,29 @@ TEST(AgentDefaults, LoopbackWithoutATokenServesAndWarns) {
   EXPECT_NE(Slurp(log).find("NO TOKEN"), std::string::npos) << Slurp(log);
 }
 
+// The ranks of an SPMD sweep or ladder each serve an agent (and rank 0 the
+// rendezvous) for the whole job: the same policy as the agent's. They used to
+// serve on 0.0.0.0 without a token, silently.
+TEST(AgentDefaults, SpmdRanksWithoutATokenAreRefusedBeyondLoopback) {
+  for (const std::string command : {"sweep", "ladder"}) {
+    SCOPED_TRACE(command);
+    CommandResult r = RunCommand("timeout 20 env SLURM_PROCID=1 SLURM_NTASKS=2 " + std::string(FABCHECK_BINARY) + " " +
+                                 command + " --coordinator 192.0.2.1:18522 --rendezvous-timeout 2s 2>&1");
+    EXPECT_EQ(r.exit_code, 64) << r.output;
+    EXPECT_NE(r.output.find("refusing to serve this rank's agent and the rendezvous without a token"),
+              std::string::npos)
+        << r.output;
+    // Said in as many words, the rank goes on (and here finds no rank 0: exit 3).
+    CommandResult insecure =
+        RunCommand("timeout 20 env SLURM_PROCID=1 SLURM_NTASKS=2 " + std::string(FABCHECK_BINARY) + " " + command +
+                   " --coordinator 192.0.2.1:18522 --rendezvous-timeout 2s --insecure-no-token 2>&1");
+    EXPECT_EQ(insecure.exit_code, 3) << insecure.output;
+    // A job on one host (agent and coordinator on loopback) needs no token.
+    CommandResult local =
+        RunCommand("timeout 20 env SLURM_PROCID=1 SLURM_NTASKS=2 " + std::string(FABCHECK_BINARY) + " " + command +
+                   " --listen 127.0.0.1:0 --coordinator 127.0.0.1:1 --rendezvous-timeout 2s 2>&1");
+    EXPECT_EQ(local.exit_code, 3) << local.output;
+  }
+}
+
 }  // namespace

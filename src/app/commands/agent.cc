@@ -53,18 +53,17 @@ int RunAgent(const AgentOptions& o) {
   // loopback, nobody may use them without the cluster's token unless the
   // operator says so in as many words.
   const bool loopback = net::IsLoopbackAddress(listen->host);
-  if (o.token_file.empty() && !loopback && !o.insecure_no_token) {
-    std::cerr << "fabcheck agent: refusing to serve every route without a token on " << o.listen
-              << ": anyone who reaches this port could read the node's processes and NCCL settings, make it dial any "
-                 "address, and hold its GPU job slot. Give --token-file FILE (and the same to the coordinator), "
-                 "listen on loopback (--listen 127.0.0.1:"
-              << listen->port << "), or accept the risk with --insecure-no-token\n";
-    return kExitUsage;
-  }
+  const bool mutual_tls = o.tls.enabled() && !o.tls.ca.empty();
   if (o.token_file.empty()) {
+    Status open = net::CheckTokenlessListen("every route", o.listen, loopback, mutual_tls, o.insecure_no_token);
+    if (!open.ok()) {
+      std::cerr << "fabcheck agent: " << open.message() << "\n";
+      return kExitUsage;
+    }
     LOG_WARN("agent", "NO TOKEN: every route of this agent is open to whoever reaches {} ({}); "
              "give --token-file to require the cluster's token", o.listen,
-             loopback ? "every user and container of this host" : "--insecure-no-token was given");
+             loopback ? "every user and container of this host"
+             : mutual_tls ? "every holder of a certificate of --tls-ca" : "--insecure-no-token was given");
   }
   sweep::AgentConfig config;
   config.bind = listen->host;

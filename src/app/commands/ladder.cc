@@ -60,6 +60,7 @@ struct Options {
   int fan_out = 256;
   bool no_snapshot = false;
   std::string token_file;
+  bool insecure_no_token = false;
   net::TlsFiles tls;
   std::string connect_timeout = "3s", node_timeout = "120s", rendezvous_timeout = "300s", test_timeout;
   std::string coll_ops = "all_reduce,all_gather,alltoall", coll_sizes = "1M:1G", coll_timeout = "30m";
@@ -251,6 +252,8 @@ int RunLadderCommand(const Options& o) {
     if (o.tls.enabled()) spmd_options.tls = o.tls;
     spmd_options.rendezvous_timeout = rdv_timeout;
     spmd_options.stop = &g_stop;
+    spmd_options.insecure_no_token = o.insecure_no_token;
+    if (Status open = sweep::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
     auto met = sweep::MeetSpmd(std::move(spmd_options));
     if (!met.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + met.status().message());
     if (me.rank != 0) return kExitOk;  // rank 0 prints the verdict
@@ -334,6 +337,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "duration");
   t.Flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
   t.Path("--token-file", o->token_file, "The agents' shared token", /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
+  t.Flag("--insecure-no-token", o->insecure_no_token,
+         "SPMD: let this rank's agent and the rendezvous serve without --token-file beyond loopback (no mutual TLS)");
   t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kClient);
   t.Text("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time",
          "duration");

@@ -50,6 +50,7 @@ struct Options {
   int parallel = 256;
   bool no_bw = false, no_lat = false, no_mtu = false;
   std::string token_file;
+  bool insecure_no_token = false;
   fabcheck::net::TlsFiles tls;
   std::string connect_timeout = "3s", rendezvous_timeout = "300s";
   bool json = false, quiet = false;
@@ -174,6 +175,8 @@ int RunSweepCommand(const Options& o) {
     if (o.tls.enabled()) spmd_options.tls = o.tls;
     spmd_options.rendezvous_timeout = rdv_timeout;
     spmd_options.stop = &g_stop;
+    spmd_options.insecure_no_token = o.insecure_no_token;
+    if (Status open = sweep::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
     auto met = sweep::MeetSpmd(std::move(spmd_options));
     if (!met.ok()) {
       std::cerr << "fabcheck sweep: rank " << me.rank << ": " << met.status().message() << "\n";
@@ -290,6 +293,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Flag("--no-lat", o->no_lat, "Skip latency");
   t.Flag("--no-mtu", o->no_mtu, "Skip the path-MTU probe");
   t.Path("--token-file", o->token_file, "The agents' shared token", /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
+  t.Flag("--insecure-no-token", o->insecure_no_token,
+         "SPMD: let this rank's agent and the rendezvous serve without --token-file beyond loopback (no mutual TLS)");
   t.Tls(o->tls, fabcheck::app::Tunables::TlsRole::kClient);
   t.Text("--connect-timeout", o->connect_timeout, "Give up on an agent that does not connect in this time",
          "duration");
