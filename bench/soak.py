@@ -230,7 +230,9 @@ def main():
         f.write(token + "\n")
     agent_port, exporter_port = free_port(), free_port()
     logs = [open(os.path.join(tmp, n), "w") for n in ("agent.log", "exporter.log")]
-    agent = subprocess.Popen([a.fabcheck, "agent", "--listen", f"127.0.0.1:{agent_port}", "--token-file", token_file],
+    # SOAK_AGENT_WRAPPER="heaptrack -o /tmp/agent" runs the agent under a memory profiler.
+    wrapper = os.environ.get("SOAK_AGENT_WRAPPER", "").split()
+    agent = subprocess.Popen(wrapper + [a.fabcheck, "agent", "--listen", f"127.0.0.1:{agent_port}", "--token-file", token_file],
                              stdout=logs[0], stderr=subprocess.STDOUT)
     exporter = subprocess.Popen([a.fabcheck, "exporter", "--listen", f"127.0.0.1:{exporter_port}",
                                  "--kubelet-socket", "none", "--ethtool", "off"], stdout=logs[1],
