@@ -25,7 +25,8 @@ Status SetupNcclLogging(const std::string& dir);
 // at or after `since` (this run's, not an older run's beside them). The
 // default takes any time: the file clock's zero is not its earliest time
 // (libstdc++ counts from 2174).
-std::vector<std::string> NcclLogFiles(const std::string& dir, std::filesystem::file_time_type since = std::filesystem::file_time_type::min());
+std::vector<std::string> NcclLogFiles(const std::string& dir,
+                                      std::filesystem::file_time_type since = std::filesystem::file_time_type::min());
 
 // Expected busbw from NCCL's own topology estimate (ring graphs in its log),
 // and findings: #wrong, busbw far below expectation, NCCL's transport verdicts.

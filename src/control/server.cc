@@ -9,6 +9,7 @@
 
 #include "base/json_text.h"
 #include "base/log.h"
+#include "base/malloc_arenas.h"
 #include "base/strings.h"
 
 namespace fabcheck::control {
@@ -45,6 +46,9 @@ void OrOutOfMemory(httplib::Response& res, const char* what, Fn fn) {
     res.body.clear();
     Error(res, 409, fmt::format("{}: the agent ran out of memory serving this request (ask for less)", what));
   }
+  // A heavy request (tests, transfers, the node's snapshot) frees what it
+  // took, but the allocator keeps it; give it back to the GPU node.
+  base::ReturnFreedMemory();
 }
 
 int HttpStatusFor(StatusCode code) {

@@ -215,11 +215,10 @@ Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
       auto report = nlohmann::json::parse(out, nullptr, false);
       // A rank that could not run prints a fabcheck.error/v1 document (its
       // stderr, kept above, says the same): not a report.
-      if (report.is_object() && report.value("schema", "") == "fabcheck.error/v1") {
-        // nothing to add
-      } else if (!report.is_discarded() && report.is_object()) {
+      const bool error_document = report.is_object() && report.value("schema", "") == "fabcheck.error/v1";
+      if (!report.is_discarded() && report.is_object() && !error_document) {
         answer["report"] = std::move(report);
-      } else {
+      } else if (!error_document) {
         answer["errors"].push_back("rank 0 printed something that is not its JSON report");
       }
     }

@@ -72,7 +72,7 @@ int Run(const Options& o) {
     if (text->find_first_not_of(" \t\r\n") == std::string::npos) {
       // An empty file would score a run "clean" against faults nobody wrote.
       std::cerr << "fabcheck sim: --faults " << o.faults << " is empty: give a JSON list of faults, e.g. "
-                << R"([{"kind": "slow_node", "element": "n0003", "factor": 0.4}])" << ", or leave --faults out\n";
+                << R"([{"kind": "node_slow", "element": "n0003", "factor": 0.4}])" << ", or leave --faults out\n";
       return kExitError;
     }
     so.faults_json = *text;

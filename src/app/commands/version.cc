@@ -16,7 +16,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   cmd->add_flag("--json", *json, "Print JSON (schema fabcheck.version/v1) instead of text");
   return [json] {
     if (*json) {
-      std::cout << fabcheck::ToJsonText(nlohmann::json{{"schema", "fabcheck.version/v1"}, {"fabcheck_version", fabcheck::kVersion}}, 2) << "\n";
+      nlohmann::json doc = {{"schema", "fabcheck.version/v1"}, {"fabcheck_version", fabcheck::kVersion}};
+      std::cout << fabcheck::ToJsonText(doc, 2) << "\n";
     } else {
       std::cout << "fabcheck " << fabcheck::kVersion << "\n";
     }
