@@ -9,6 +9,7 @@ const Rule& RuleRdmaNoIpcLock();
 const Rule& RuleRdmaIpcLockNonroot();
 const Rule& RuleShmMissing();
 const Rule& RulePrivileged();
+const Rule& RuleImageUnpinned();
 const Rule& RuleHostNetwork();
 const Rule& RuleHostpathDevices();
 const Rule& RuleRdmaNoNetwork();
@@ -42,7 +43,7 @@ const std::vector<Rule>& AllRules() {
   static const std::vector<Rule> kRules = {
       rules::RuleYamlSyntax(), rules::RuleYamlDuplicateKey(), rules::RuleSchemaInvalid(),
       rules::RuleRdmaNoIpcLock(), rules::RuleRdmaIpcLockNonroot(), rules::RuleShmMissing(),
-      rules::RulePrivileged(), rules::RuleHostNetwork(), rules::RuleHostpathDevices(),
+      rules::RulePrivileged(), rules::RuleImageUnpinned(), rules::RuleHostNetwork(), rules::RuleHostpathDevices(),
       rules::RuleRdmaNoNetwork(), rules::RuleNadMissing(), rules::RuleNadCrossNamespace(),
       rules::RuleNadResourceNotRequested(), rules::RuleNcclSocketIfname(), rules::RuleNcclTransportDisabled(),
       rules::RuleNcclGidIndexFixed(), rules::RuleNcclIbHca(), rules::RuleRailsGpuNicRatio(),

@@ -49,7 +49,7 @@ model::ChecklistItem CheckVersionsPinned(const BundleEvidence& e) {
   }
   item.record = {"image digests (not tags) of Multus, the SR-IOV / RDMA shared device plugin, the NVIDIA Network "
                  "Operator and GPU Operator, and the tested combination",
-                 "`fabcheck k8s lint` on the rendered manifests flags images without a pinned tag or digest"};
+                 "`fabcheck k8s lint` on the rendered manifests flags images without a pinned digest (rule k8s.image.unpinned)"};
   return item;
 }
 
