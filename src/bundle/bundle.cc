@@ -87,6 +87,13 @@ std::vector<std::pair<std::string, std::string>> NamedPaths(const model::LadderM
     for (const auto& pair : rung.pairs) {
       if (!pair.evidence_file.empty()) out.emplace_back(pair.evidence_file, "rung " + rung.id + " pair " + pair.a + "->" + pair.b);
     }
+    for (const auto& group : rung.baselines) {
+      const std::string what = "rung " + rung.id + " baseline " + group.scope;
+      for (const auto& f : group.evidence_files) out.emplace_back(f, what);
+      for (const auto& pair : group.pairs) {
+        if (!pair.evidence_file.empty()) out.emplace_back(pair.evidence_file, what);
+      }
+    }
   }
   return out;
 }

@@ -48,6 +48,14 @@ std::vector<model::CatalogEntry> CatalogEntries() {
        "A pair's latency is over 4x the rung's median",
        "High latency on one pair points at congestion, PFC pauses or a long path.",
        "Look at the rung's counter deltas of both ends for pauses and retransmissions."},
+      {"ladder.baseline.fail", "ladder", "L3/L4", std::nullopt,
+       "A baseline group (single node, two nodes, same rack, cross rack, one rail, all rails, GPUDirect on/off) "
+       "measured below its line or did not complete",
+       "The rung's own pairs pass, yet one scope of the fabric does not deliver: cross-rack traffic through a slow "
+       "uplink, one rail of several, a node's own NICs. Jobs placed in that scope run at its pace; no such group is "
+       "a baseline.",
+       "Run `fabcheck perf` (or `fabcheck coll`) between the group's members and read both ends' counters; across "
+       "racks look at the uplinks (`fabcheck sweep --topology FILE`). docs/ladder.md lists the groups."},
       {"ladder.coll.ranks", "ladder", "L4", std::nullopt,
        "A member's collective ranks did not complete (or could not run: no CUDA/NCCL)",
        "A collective that does not complete on every member is no baseline.",

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <fstream>
 
 #include "base/log.h"
@@ -104,13 +107,33 @@ Result<CollRankRequest> ParseCollRankRequest(const nlohmann::json& j) {
     }
     r.timeout_s = j["timeout_s"].get<double>();
   }
+  ASSIGN_OR_RETURN(r.gdr_level, StringField(j, "gdr_level", ""));
+  static const std::set<std::string> kGdrLevels = {"", "LOC", "PIX", "PXB", "PHB", "SYS"};
+  if (!kGdrLevels.count(r.gdr_level)) {
+    return InvalidArgumentError("/v1/coll: \"gdr_level\" must be one of NCCL's NCCL_NET_GDR_LEVEL values LOC, PIX, "
+                                "PXB, PHB, SYS (or absent)");
+  }
+  ASSIGN_OR_RETURN(r.ib_hca, StringField(j, "ib_hca", ""));
+  constexpr size_t kMaxHcaList = 256;
+  const bool hca_ok = r.ib_hca.size() <= kMaxHcaList &&
+                      std::all_of(r.ib_hca.begin(), r.ib_hca.end(), [](char ch) {
+                        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == ':' ||
+                               ch == ',' || ch == '=' || ch == '^';
+                      });
+  if (!hca_ok) {
+    return InvalidArgumentError("/v1/coll: \"ib_hca\" must be an NCCL_IB_HCA list (device names with :port, ',' "
+                                "between, a leading '=' or '^'), at most 256 characters");
+  }
   return r;
 }
 
 nlohmann::json ToJson(const CollRankRequest& r) {
-  return {{"first_rank", r.first_rank}, {"world", r.world}, {"nprocs", r.nprocs}, {"coordinator", r.coordinator},
+  nlohmann::json j = {{"first_rank", r.first_rank}, {"world", r.world}, {"nprocs", r.nprocs}, {"coordinator", r.coordinator},
           {"token", r.token},           {"ops", r.ops},     {"sizes", r.sizes},   {"iters", r.iters},
           {"warmup", r.warmup},         {"timeout_s", r.timeout_s}};
+  if (!r.gdr_level.empty()) j["gdr_level"] = r.gdr_level;
+  if (!r.ib_hca.empty()) j["ib_hca"] = r.ib_hca;
+  return j;
 }
 
 std::vector<std::string> CollRankArgv(const CollRankRequest& r, const CollAgentSide& side) {
@@ -154,6 +177,8 @@ std::vector<std::pair<std::string, std::string>> CollRankEnv(const CollRankReque
                                                           {"NCCL_DEBUG_FILE", logs + "/nccl.%h.%p.log"},
                                                           {"NCCL_DEBUG_SUBSYS", "INIT,BOOTSTRAP,ENV,NET,GRAPH"}};
   if (!EveryAddress(side.bind)) env.emplace_back("FABCHECK_RENDEZVOUS_BIND", side.bind);
+  if (!r.gdr_level.empty()) env.emplace_back("NCCL_NET_GDR_LEVEL", r.gdr_level);
+  if (!r.ib_hca.empty()) env.emplace_back("NCCL_IB_HCA", r.ib_hca);
   return env;
 }
 

@@ -4,7 +4,8 @@
 //
 //   POST /v1/coll  {"first_rank": 8, "world": 16, "nprocs": 8, "coordinator": "host:port",
 //                   "token": "...", "ops": "all_reduce,all_gather,alltoall", "sizes": "8:1G",
-//                   "iters": 20, "warmup": 5, "timeout_s": 1800}
+//                   "iters": 20, "warmup": 5, "timeout_s": 1800,
+//                   "gdr_level": "LOC", "ib_hca": "=mlx5_0"}   (both optional: baseline groups)
 //              ->  {"exit_codes": [...], "report": fabcheck.coll/v1 (rank 0's node only),
 //                   "nccl_logs": {"nccl.host.pid.log": "..."}, "errors": ["rank 9: exit 3: ..."],
 //                   "stopped": [ranks stopped because a rank beside them failed], "timed_out": b, "elapsed_s": s}
@@ -42,6 +43,10 @@ struct CollRankRequest {
   int iters = 20;
   int warmup = 5;
   double timeout_s = 1800;
+  // What a baseline group changes in NCCL (ladder/baselines.h); "" leaves
+  // NCCL's own choice. Checked against NCCL's spellings, never passed raw.
+  std::string gdr_level;  // NCCL_NET_GDR_LEVEL: LOC (GPUDirect RDMA off), PIX, PXB, PHB or SYS
+  std::string ib_hca;     // NCCL_IB_HCA: "=mlx5_0", "mlx5_0:1,mlx5_1", "^mlx5_3"
 };
 
 // What of the agent its ranks inherit: the board binds the agent's address
@@ -61,7 +66,8 @@ nlohmann::json ToJson(const CollRankRequest& request);
 // The ranks' command line (argv[0] = "fabcheck"), from checked values only.
 std::vector<std::string> CollRankArgv(const CollRankRequest& request, const CollAgentSide& side = {});
 // The ranks' environment beyond the launcher's: the token, the board's bind
-// address, NCCL's logging into `log_dir`.
+// address, NCCL's logging into `log_dir`, and a baseline group's
+// NCCL_NET_GDR_LEVEL / NCCL_IB_HCA.
 std::vector<std::pair<std::string, std::string>> CollRankEnv(const CollRankRequest& request, const CollAgentSide& side,
                                                              const std::string& log_dir);
 

@@ -28,6 +28,83 @@ struct MemberRun {
 
 }  // namespace
 
+CollJobOutcome RunCollJob(Run& run, const CollJobSpec& spec, const std::string& rung, bool progress) {
+  CollJobOutcome out;
+  const auto& plan = spec.plan;
+  out.world = WorldOf(plan);
+  // Every rank must be running at once (they meet before anything runs), so
+  // all members are asked together, whatever --fan-out says.
+  std::vector<MemberRun> runs(plan.size());
+  const auto start = Clock::now();
+  std::atomic<size_t> done{0};
+  const auto call_timeout = std::chrono::milliseconds(static_cast<int64_t>((spec.timeout_s + 60) * 1000));
+  ParallelFor(plan.size(), plan.size(), [&](size_t i) {
+    Member* m = run.Find(plan[i].member);
+    CollRankRequest request;
+    request.first_rank = plan[i].first_rank;
+    request.nprocs = plan[i].nprocs;
+    request.world = out.world;
+    request.coordinator = spec.coordinator;
+    request.token = spec.token;
+    request.ops = spec.ops;
+    request.sizes = spec.sizes;
+    request.iters = spec.iters;
+    request.warmup = spec.warmup;
+    request.timeout_s = spec.timeout_s;
+    request.gdr_level = spec.gdr_level;
+    if (auto hca = spec.ib_hca.find(plan[i].member); hca != spec.ib_hca.end()) request.ib_hca = hca->second;
+    auto answer = run.Client(*m).Coll(ToJson(request), call_timeout);
+    if (answer.ok()) {
+      runs[i].answer = std::move(*answer);
+    } else {
+      runs[i].error = answer.status().message();
+      run.CheckAlive(*m, answer.status(), rung);
+    }
+    if (progress) run.Progress(rung, static_cast<int>(plan.size()), ++done, plan.size(), start);
+  });
+
+  // Evidence: each member's answer (less the logs) and NCCL logs; rank 0's report.
+  const bool multi_node = plan.size() > 1;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    Member* m = run.Find(plan[i].member);
+    out.inventories.push_back(m->inventory ? &*m->inventory : nullptr);
+    const std::string dir = bundle::MemberDir(m->m.id) + "/" + spec.member_subdir;
+    if (!runs[i].answer) {
+      out.problems.push_back(fmt::format("{}: {}", m->m.id, runs[i].error));
+      continue;
+    }
+    nlohmann::json& a = *runs[i].answer;
+    logs::NcclLogParser parser;
+    if (a.contains("nccl_logs") && a["nccl_logs"].is_object()) {
+      for (const auto& [name, text] : a["nccl_logs"].items()) {
+        if (!text.is_string()) continue;
+        const std::string path = dir + "/" + bundle::SafeSegment(name);
+        parser.AddText(text.get_ref<const std::string&>(), path);
+        if (run.Write(path, text.get_ref<const std::string&>())) out.evidence_files.push_back(path);
+      }
+      a.erase("nccl_logs");
+    }
+    if (a.contains("report")) {
+      out.report = a["report"];
+      if (run.WriteJson(spec.report_file, *out.report)) out.evidence_files.push_back(spec.report_file);
+      a.erase("report");
+    }
+    if (run.WriteJson(dir + "/ranks.json", a)) out.evidence_files.push_back(dir + "/ranks.json");
+    if (a.contains("errors") && a["errors"].is_array()) {
+      for (const auto& e : a["errors"]) {
+        if (e.is_string()) out.problems.push_back(fmt::format("{}: {}", m->m.id, e.get<std::string>()));
+      }
+    }
+    model::NcclLogSummary summary = parser.Finish();
+    auto findings = diagnose::NcclLogFindings(summary);
+    out.nccl.push_back(CheckNcclTransport(m->m.id, summary, findings, multi_node));
+  }
+  out.could_not_run = !out.problems.empty() && std::all_of(out.problems.begin(), out.problems.end(), [](const std::string& p) {
+    return p.find("exit 3") != std::string::npos;
+  });
+  return out;
+}
+
 void RunCollRung(Run& run, const std::vector<std::string>& ids, model::RungResult& r) {
   FetchNodeFacts(run, ids, r.id);
   const LadderOptions& o = run.options;
@@ -71,81 +148,29 @@ void RunCollRung(Run& run, const std::vector<std::string>& ids, model::RungResul
   r.parameters["world"] = world;
   r.parameters["coordinator"] = coordinator;
 
-  // Every rank must be running at once (they meet before anything runs), so
-  // all members are asked together, whatever --fan-out says.
-  std::vector<MemberRun> runs(plan.size());
-  const auto start = Clock::now();
-  std::atomic<size_t> done{0};
-  const auto call_timeout = std::chrono::milliseconds(static_cast<int64_t>((o.coll_timeout_s + 60) * 1000));
-  ParallelFor(plan.size(), plan.size(), [&](size_t i) {
-    Member* m = run.Find(plan[i].member);
-    CollRankRequest request;
-    request.first_rank = plan[i].first_rank;
-    request.nprocs = plan[i].nprocs;
-    request.world = world;
-    request.coordinator = coordinator;
-    request.token = *token;
-    request.ops = o.coll_ops;
-    request.sizes = o.coll_sizes;
-    request.iters = o.coll_iters;
-    request.warmup = o.coll_warmup;
-    request.timeout_s = o.coll_timeout_s;
-    auto answer = run.Client(*m).Coll(ToJson(request), call_timeout);
-    if (answer.ok()) {
-      runs[i].answer = std::move(*answer);
-    } else {
-      runs[i].error = answer.status().message();
-      run.CheckAlive(*m, answer.status(), r.id);
-    }
-    run.Progress(r.id, static_cast<int>(plan.size()), ++done, plan.size(), start);
-  });
-
-  // Evidence: each member's answer (less the logs) and NCCL logs; rank 0's report.
+  CollJobSpec spec;
+  spec.plan = plan;
+  spec.ops = o.coll_ops;
+  spec.sizes = o.coll_sizes;
+  spec.iters = o.coll_iters;
+  spec.warmup = o.coll_warmup;
+  spec.timeout_s = o.coll_timeout_s;
+  spec.token = *token;
+  spec.coordinator = coordinator;
+  spec.member_subdir = "L4";
+  spec.report_file = "L4/coll.json";
+  CollJobOutcome job = RunCollJob(run, spec, r.id, /*progress=*/true);
+  r.evidence_files.insert(r.evidence_files.end(), job.evidence_files.begin(), job.evidence_files.end());
+  r.nccl = job.nccl;
   const bool multi_node = plan.size() > 1;
-  std::vector<const model::Inventory*> inventories;
-  std::optional<nlohmann::json> report;
-  std::vector<std::string> problems;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    Member* m = run.Find(plan[i].member);
-    inventories.push_back(m->inventory ? &*m->inventory : nullptr);
-    const std::string dir = bundle::MemberDir(m->m.id) + "/L4";
-    if (!runs[i].answer) {
-      problems.push_back(fmt::format("{}: {}", m->m.id, runs[i].error));
-      continue;
-    }
-    nlohmann::json& a = *runs[i].answer;
-    logs::NcclLogParser parser;
-    if (a.contains("nccl_logs") && a["nccl_logs"].is_object()) {
-      for (const auto& [name, text] : a["nccl_logs"].items()) {
-        if (!text.is_string()) continue;
-        const std::string path = dir + "/" + bundle::SafeSegment(name);
-        parser.AddText(text.get_ref<const std::string&>(), path);
-        if (run.Write(path, text.get_ref<const std::string&>())) r.evidence_files.push_back(path);
-      }
-      a.erase("nccl_logs");
-    }
-    if (a.contains("report")) {
-      report = a["report"];
-      if (run.WriteJson("L4/coll.json", *report)) r.evidence_files.push_back("L4/coll.json");
-      a.erase("report");
-    }
-    if (run.WriteJson(dir + "/ranks.json", a)) r.evidence_files.push_back(dir + "/ranks.json");
-    if (a.contains("errors") && a["errors"].is_array()) {
-      for (const auto& e : a["errors"]) {
-        if (e.is_string()) problems.push_back(fmt::format("{}: {}", m->m.id, e.get<std::string>()));
-      }
-    }
-    model::NcclLogSummary summary = parser.Finish();
-    auto findings = diagnose::NcclLogFindings(summary);
-    r.nccl.push_back(CheckNcclTransport(m->m.id, summary, findings, multi_node));
-  }
+  const auto& problems = job.problems;
+  const auto& report = job.report;
+  const auto& inventories = job.inventories;
 
   if (!report) {
     // Nothing measured: every member's own words say why (no CUDA, no NCCL,
     // a rank that never arrived).
-    bool could_not_run = !problems.empty() && std::all_of(problems.begin(), problems.end(), [](const std::string& p) {
-      return p.find("exit 3") != std::string::npos;
-    });
+    const bool could_not_run = job.could_not_run;
     r.verdict = could_not_run ? model::RungVerdict::kNotRun : model::RungVerdict::kFail;
     r.reason = fmt::format("the collectives did not run ({} rank(s) on {} member(s)): {}", world, plan.size(),
                            problems.empty() ? "rank 0 printed no report" : problems.front());

@@ -102,9 +102,10 @@ std::vector<model::PairTest> RunPairs(Run& run, const std::vector<std::string>& 
   return pairs;
 }
 
-control::PeerTestRequest BaseRequest(const Run& run, const Member& a, const Member& b, int rail, int rails) {
+control::PeerTestRequest BaseRequest(const Run& run, const Member& a, const Member& b, int rail, int rails,
+                                     int peer_rail = -1) {
   control::PeerTestRequest req;
-  req.peer = b.DataAddress(rail);
+  req.peer = b.DataAddress(peer_rail < 0 ? rail : peer_rail);
   req.peer_name = b.m.id;
   req.perf_port = b.info->perf_port;
   req.mtu_port = b.info->mtu_port;
@@ -149,6 +150,47 @@ std::optional<control::PeerTestResponse> Call(Run& run, Member& a, Member& b, co
     }
   }
   return *res;
+}
+
+// One direction a (rail_a) -> b (rail_b), measured, not yet judged. *dead:
+// an agent died on the way (the pair is "not run", not judged).
+model::PairTest MeasurePerf(Run& run, Member& a, Member& b, int rail_a, int rail_b, bool bind_rail,
+                            const std::string& rung, const std::string& file, bool* dead) {
+  model::PairTest p;
+  p.a = a.m.id;
+  p.b = b.m.id;
+  p.rail = rail_a;
+  PairPlan plan = PlanTransport(run, a, b);
+  control::PeerTestRequest req = BaseRequest(run, a, b, rail_a, bind_rail ? 2 : 1, rail_b);
+  req.transport = plan.transport;
+  req.mtu = false;
+  auto res = Call(run, a, b, req, rung, p, dead);
+  if (*dead || !res) return p;  // not run, or failed with the reason
+  p.transport = res->transport;
+  p.rdma = res->transport == "verbs";
+  p.device_a = res->device;
+  p.bw_gbps = res->bw_gbps;
+  p.lat_p50_us = res->lat_median_us;
+  p.lat_p99_us = res->lat_p99_us;
+  if (p.bw_gbps) p.sweep.push_back({req.bw_size, *p.bw_gbps});
+  if (!plan.why_tcp.empty()) p.reason = p.reason.empty() ? plan.why_tcp : plan.why_tcp + "; " + p.reason;
+  if (p.rdma && a.inventory && b.inventory) {
+    const auto* ra = a.info ? &a.info->rails : nullptr;
+    const auto* rb = b.info ? &b.info->rails : nullptr;
+    RailCapacity ca = CapacityOf(*a.inventory, ra ? *ra : std::vector<control::RailInfo>{}, rail_a);
+    RailCapacity cb = CapacityOf(*b.inventory, rb ? *rb : std::vector<control::RailInfo>{}, rail_b);
+    Expectation e = VerbsExpectation(ca, cb, run.options.pass_fraction);
+    p.expected_gbps = e.gbps;
+    p.expected_basis = e.basis;
+    if (p.device_a.empty()) p.device_a = ca.device;
+    p.device_b = cb.device;
+    p.gid_a = GidOf(a, ca.device);
+    p.gid_b = GidOf(b, cb.device);
+  }
+  nlohmann::json evidence = {{"a", p.a}, {"b", p.b}, {"rail", rail_a}, {"peer_rail", rail_b}, {"request", req},
+                             {"response", *res}};
+  if (!file.empty() && run.WriteJson(file, evidence)) p.evidence_file = file;
+  return p;
 }
 
 void Blame(Run& run, const std::vector<std::string>& ids, model::RungResult& r, const char* finding_id,
@@ -262,47 +304,14 @@ void RunPerfRung(Run& run, const std::vector<std::string>& ids, model::RungResul
   std::mutex dead_mu;
   std::set<std::string> dead_pairs;
   r.pairs = RunPairs(run, ids, r.id, [&](Member& a, Member& b, int rail, int rails) {
-    model::PairTest p;
-    p.a = a.m.id;
-    p.b = b.m.id;
-    p.rail = rail;
-    PairPlan plan = PlanTransport(run, a, b);
-    control::PeerTestRequest req = BaseRequest(run, a, b, rail, rails);
-    req.transport = plan.transport;
-    req.mtu = false;
+    const std::string file = fmt::format("{}/{}-{}-rail{}.json", dir, bundle::SafeSegment(a.m.id),
+                                         bundle::SafeSegment(b.m.id), rail);
     bool dead = false;
-    auto res = Call(run, a, b, req, r.id, p, &dead);
+    model::PairTest p = MeasurePerf(run, a, b, rail, rail, rails > 1, r.id, file, &dead);
     if (dead) {
       std::lock_guard lock(dead_mu);
       dead_pairs.insert(PairKey(p));
-      return p;
     }
-    if (!res) return p;  // failed, with the reason
-    p.transport = res->transport;
-    p.rdma = res->transport == "verbs";
-    p.device_a = res->device;
-    p.bw_gbps = res->bw_gbps;
-    p.lat_p50_us = res->lat_median_us;
-    p.lat_p99_us = res->lat_p99_us;
-    if (p.bw_gbps) p.sweep.push_back({req.bw_size, *p.bw_gbps});
-    if (!plan.why_tcp.empty()) p.reason = p.reason.empty() ? plan.why_tcp : plan.why_tcp + "; " + p.reason;
-    if (p.rdma && a.inventory && b.inventory) {
-      const auto* ra = a.info ? &a.info->rails : nullptr;
-      const auto* rb = b.info ? &b.info->rails : nullptr;
-      RailCapacity ca = CapacityOf(*a.inventory, ra ? *ra : std::vector<control::RailInfo>{}, rail);
-      RailCapacity cb = CapacityOf(*b.inventory, rb ? *rb : std::vector<control::RailInfo>{}, rail);
-      Expectation e = VerbsExpectation(ca, cb, run.options.pass_fraction);
-      p.expected_gbps = e.gbps;
-      p.expected_basis = e.basis;
-      if (p.device_a.empty()) p.device_a = ca.device;
-      p.device_b = cb.device;
-      p.gid_a = GidOf(a, ca.device);
-      p.gid_b = GidOf(b, cb.device);
-    }
-    const std::string file = fmt::format("{}/{}-{}-rail{}.json", dir, bundle::SafeSegment(p.a),
-                                         bundle::SafeSegment(p.b), rail);
-    nlohmann::json evidence = {{"a", p.a}, {"b", p.b}, {"rail", rail}, {"request", req}, {"response", *res}};
-    if (run.WriteJson(file, evidence)) p.evidence_file = file;
     return p;
   });
   std::vector<double> tcp;
@@ -365,6 +374,14 @@ void RunPerfRung(Run& run, const std::vector<std::string>& ids, model::RungResul
   } else {
     r.reason = fmt::format("{} direction(s) at or above the expected bandwidth", r.pairs.size());
   }
+}
+
+model::PairTest MeasurePerfDirection(Run& run, Member& a, Member& b, int rail_a, int rail_b, bool bind_rail,
+                                     const std::string& rung, const std::string& file, std::optional<double> tcp_best) {
+  bool dead = false;
+  model::PairTest p = MeasurePerf(run, a, b, rail_a, rail_b, bind_rail, rung, file, &dead);
+  if (!dead && !(p.verdict == model::RungVerdict::kFail && !p.bw_gbps)) JudgePerfPair(p, run.options.transport, tcp_best);
+  return p;
 }
 
 void CorrelatePairRung(Run& run, model::RungResult& r) {

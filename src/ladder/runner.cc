@@ -309,6 +309,10 @@ Result<model::LadderManifest> RunLadder(const std::vector<control::HostPort>& ag
     auto after = SampleAll(run, alive, id, "after");
     r.counter_deltas = Deltas(before.by_member, after.by_member);
     if (id == kRungPerf) internal::CorrelatePairRung(run, r);
+    // Baseline groups after the rung's verdict (they run on who passed it),
+    // outside its counter window: the deltas stay the rung's own.
+    if (id == kRungPerf) internal::RunPerfBaselines(run, r);
+    if (id == kRungColl) internal::RunCollBaselines(run, r);
     std::sort(before.files.begin(), before.files.end());
     std::sort(after.files.begin(), after.files.end());
     r.evidence_files.insert(r.evidence_files.end(), before.files.begin(), before.files.end());

@@ -71,6 +71,10 @@ struct LadderOptions {
   int coll_warmup = 5;
   int coll_port = 18523;                   // where rank 0 (on the first member) serves the rendezvous
   double coll_timeout_s = 1800;            // the whole job; its ranks are stopped after it
+  // Baseline groups of L3 and L4 (ladder/baselines.h): one representative
+  // test per scope after the rung, all of a rung's groups within the cap.
+  bool baselines = true;
+  double baseline_timeout_s = 600;
   std::optional<std::string> token;
   std::optional<net::TlsFiles> tls;  // the agents' API over HTTPS (control::ClientOptions::tls)
   std::chrono::milliseconds connect_timeout{3000};

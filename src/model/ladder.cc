@@ -248,6 +248,30 @@ void from_json(const nlohmann::json& j, NcclTransportCheck& v) {
   Read(j, "reason", v.reason);
 }
 
+void to_json(nlohmann::json& j, const BaselineGroup& v) {
+  j = {{"scope", v.scope},       {"applicable", v.applicable}, {"members", v.members},
+       {"rails", v.rails},       {"settings", v.settings},     {"same_as", v.same_as},
+       {"verdict", v.verdict},   {"reason", v.reason},         {"pairs", v.pairs},
+       {"collectives", v.collectives}, {"nccl", v.nccl},       {"evidence_files", v.evidence_files},
+       {"elapsed_s", v.elapsed_s}};
+}
+void from_json(const nlohmann::json& j, BaselineGroup& v) {
+  RequireObject(j, "a baseline group");
+  Require(j, "scope", v.scope);
+  Read(j, "applicable", v.applicable);
+  Read(j, "members", v.members);
+  Read(j, "rails", v.rails);
+  Read(j, "settings", v.settings);
+  Read(j, "same_as", v.same_as);
+  Read(j, "verdict", v.verdict);
+  Read(j, "reason", v.reason);
+  Read(j, "pairs", v.pairs);
+  Read(j, "collectives", v.collectives);
+  Read(j, "nccl", v.nccl);
+  Read(j, "evidence_files", v.evidence_files);
+  Read(j, "elapsed_s", v.elapsed_s);
+}
+
 void to_json(nlohmann::json& j, const RungResult& v) {
   j = {{"id", v.id},
        {"title", v.title},
@@ -265,6 +289,8 @@ void to_json(nlohmann::json& j, const RungResult& v) {
        {"nccl", v.nccl},
        {"counter_deltas", v.counter_deltas},
        {"evidence_files", v.evidence_files}};
+  // Only rungs that formed baseline groups (L3, L4) carry the key.
+  if (!v.baselines.empty()) j["baselines"] = v.baselines;
 }
 void from_json(const nlohmann::json& j, RungResult& v) {
   RequireObject(j, "a rung");
@@ -284,6 +310,7 @@ void from_json(const nlohmann::json& j, RungResult& v) {
   Read(j, "nccl", v.nccl);
   Read(j, "counter_deltas", v.counter_deltas);
   Read(j, "evidence_files", v.evidence_files);
+  Read(j, "baselines", v.baselines);
 }
 
 void to_json(nlohmann::json& j, const LadderVerdict& v) {

@@ -38,7 +38,11 @@ TEST(CollService, EveryFieldIsCheckedWithItsName) {
                                          {"ops", "all_reduce; rm -rf /"},
                                          {"sizes", "lots"},
                                          {"iters", 0},
-                                         {"timeout_s", -1}}) {
+                                         {"timeout_s", -1},
+                                         {"gdr_level", "OFF"},
+                                         {"gdr_level", 0},
+                                         {"ib_hca", "mlx5_0; reboot"},
+                                         {"ib_hca", std::string(300, 'm')}}) {
     auto j = Good();
     j[c.field] = c.value;
     auto r = ParseCollRankRequest(j);
@@ -47,6 +51,33 @@ TEST(CollService, EveryFieldIsCheckedWithItsName) {
     EXPECT_NE(r.status().message().find(c.field), std::string::npos) << r.status().message();
   }
   EXPECT_FALSE(ParseCollRankRequest(nlohmann::json::array()).ok());
+}
+
+TEST(CollService, ABaselineGroupsNcclSettingsReachTheRanksEnvironmentOnly) {
+  // Without them NCCL chooses; with them the ranks get exactly NCCL's variables.
+  auto plain = ParseCollRankRequest(Good());
+  ASSERT_TRUE(plain.ok());
+  for (const auto& [name, value] : CollRankEnv(*plain, {}, "/tmp/logs")) {
+    EXPECT_NE(name, "NCCL_NET_GDR_LEVEL");
+    EXPECT_NE(name, "NCCL_IB_HCA");
+  }
+  EXPECT_FALSE(ToJson(*plain).contains("gdr_level"));
+  auto j = Good();
+  j["gdr_level"] = "LOC";
+  j["ib_hca"] = "=mlx5_0";
+  auto r = ParseCollRankRequest(j);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto env = CollRankEnv(*r, {}, "/tmp/logs");
+  EXPECT_NE(std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"NCCL_NET_GDR_LEVEL", "LOC"}),
+            env.end());
+  EXPECT_NE(std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"NCCL_IB_HCA", "=mlx5_0"}),
+            env.end());
+  // The request round-trips (the coordinator sends what the agent parses).
+  auto again = ParseCollRankRequest(ToJson(*r));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->gdr_level, "LOC");
+  EXPECT_EQ(again->ib_hca, "=mlx5_0");
+  for (const auto& arg : CollRankArgv(*r)) EXPECT_EQ(arg.find("mlx5_0"), std::string::npos) << arg;
 }
 
 TEST(CollService, TheCommandLineIsBuiltFromCheckedValuesAndNeverHoldsTheToken) {

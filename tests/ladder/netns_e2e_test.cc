@@ -8,8 +8,9 @@
 //   h4  data plane shaped to 100 Mbit/s both ways                     -> L3 (slow member)
 //   h5  agent killed when L1L2.cluster starts                        -> unreachable, the rest completes
 //   h0, h6 healthy: they reach the top (TCP: "RDMA not used", never an RDMA pass).
-// Run 1 (no --keep-going) stops at L1L2.node naming h1; run 2 (--keep-going)
-// drops each faulty member at its rung. Skipped, with the reason, when not
+// Run 1 (no --keep-going) stops at L1L2.node naming h1; run 2 (--keep-going,
+// --topology: h0 and h4 in rack r1, the others in r2) drops each faulty
+// member at its rung and measures L3's baseline groups on h0 and h6. Skipped, with the reason, when not
 // root or when namespaces cannot be made. Namespaces: fcsw<pid>-*, removed in
 // the teardown (and by the next run's setup if this process dies first).
 #include <signal.h>
@@ -21,6 +22,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -38,8 +40,13 @@ using netns_test::Spawn;
 constexpr int kHosts = 7;
 const std::string kScript = std::string(FABCHECK_SOURCE_DIR) + "/tests/sweep/netns_cluster.sh";
 
+// FABCHECK_NETNS_PREFIX names the namespaces (default fcsw): runs on one
+// machine stay apart by owner as well as by process.
 const std::string& Prefix() {
-  static const std::string kPrefix = "fcsw" + std::to_string(::getpid()) + "-";
+  static const std::string kPrefix = [] {
+    const char* owner = std::getenv("FABCHECK_NETNS_PREFIX");
+    return std::string(owner && *owner ? owner : "fcsw") + std::to_string(::getpid()) + "-";
+  }();
   return kPrefix;
 }
 std::string Ns(const std::string& name) { return Prefix() + name; }
@@ -97,7 +104,15 @@ class NetnsLadderTest : public ::testing::Test {
     StartAgents();
     if (!error_.empty()) return;
     run1_ = RunLadder("run1", {}, /*kill_at=*/"");
-    run2_ = RunLadder("run2", {"--keep-going"}, /*kill_at=*/"L1L2.cluster]");
+    std::ofstream(dir_ + "/fabric.yaml") << "schema: fabcheck.fabric/v1\nrails: 1\nmembers:\n"
+                                            "  - {name: h0, leaf: leaf-1, rack: r1}\n"
+                                            "  - {name: h4, leaf: leaf-1, rack: r1}\n"
+                                            "  - {name: h1, leaf: leaf-2, rack: r2}\n"
+                                            "  - {name: h2, leaf: leaf-2, rack: r2}\n"
+                                            "  - {name: h3, leaf: leaf-2, rack: r2}\n"
+                                            "  - {name: h5, leaf: leaf-2, rack: r2}\n"
+                                            "  - {name: h6, leaf: leaf-2, rack: r2}\n";
+    run2_ = RunLadder("run2", {"--keep-going", "--topology", dir_ + "/fabric.yaml"}, /*kill_at=*/"L1L2.cluster]");
   }
 
   static void TearDownTestSuite() {
@@ -309,6 +324,31 @@ void CheckKeepGoingDropsEachFaultyMemberAtItsRung(const LadderRun& r) {
     }
     if (!p.evidence_file.empty()) {
       EXPECT_TRUE(Has(r.files, p.evidence_file)) << p.evidence_file;
+    }
+  }
+  // Baseline groups, after L3 on the members that passed it (h0 in r1, h6 in
+  // r2): one pair per scope over TCP (never an RDMA baseline), and the scopes
+  // this run cannot form recorded with the reason.
+  EXPECT_EQ(r.Member("h0") ? r.Member("h0")->rack : "", "r1");
+  ASSERT_EQ(perf->baselines.size(), 6u) << r.Describe();
+  for (const auto& g : perf->baselines) {
+    if (g.scope == "two-nodes") {
+      EXPECT_EQ(g.members, (std::vector<std::string>{"h0", "h6"}));
+      ASSERT_EQ(g.pairs.size(), 2u);
+      for (const auto& p : g.pairs) {
+        EXPECT_EQ(p.transport, "tcp");
+        EXPECT_TRUE(p.bw_gbps.has_value()) << p.reason;
+        EXPECT_TRUE(Has(r.files, p.evidence_file)) << p.evidence_file;
+      }
+      EXPECT_EQ(g.verdict, model::RungVerdict::kWarn) << g.reason;
+    } else if (g.scope == "cross-rack" || g.scope == "one-rail") {
+      EXPECT_EQ(g.same_as, "two-nodes") << g.scope;
+    } else if (g.scope == "same-rack") {
+      EXPECT_FALSE(g.applicable);
+      EXPECT_EQ(g.reason, "no rack holds two members that passed L3: r1 (h0); r2 (h6)");
+    } else if (g.scope == "single-node") {
+      EXPECT_EQ(g.members, (std::vector<std::string>{"h0"}));
+      EXPECT_EQ(g.pairs.size(), 1u);
     }
   }
   // Counter deltas: the data interfaces moved bytes during L3.

@@ -61,6 +61,7 @@ TEST(RungColl, RanksOfEveryMemberStartTogetherAndTheirWordsComeBack) {
     o.coll_port = (*probe)->control_port();
   }
   o.fabcheck_version = "test";
+  o.places = {{"gpu-a", {"r1", "leaf-1", {}}}, {"gpu-b", {"r2", "leaf-2", {}}}};
   auto manifest = RunLadder(endpoints, o, &*writer);
   ASSERT_TRUE(manifest.ok()) << manifest.status().message();
 
@@ -75,6 +76,19 @@ TEST(RungColl, RanksOfEveryMemberStartTogetherAndTheirWordsComeBack) {
   if (::access("/dev/nvidiactl", F_OK) != 0) {
     EXPECT_EQ(l4->verdict, model::RungVerdict::kNotRun) << l4->reason;
     EXPECT_NE(l4->reason.find("exit 3: fabcheck coll: "), std::string::npos) << l4->reason;
+  }
+  // The baseline groups are all recorded: the ones this pair cannot form
+  // (one member per rack) with that reason; without a GPU the rest cannot
+  // run either, and say so with the rung's reason.
+  ASSERT_EQ(l4->baselines.size(), 8u);
+  for (const auto& g : l4->baselines) {
+    EXPECT_NE(g.verdict, model::RungVerdict::kPass) << g.scope;
+    if (g.scope == "same-rack") {
+      EXPECT_FALSE(g.applicable);
+      EXPECT_EQ(g.reason, "no rack holds two members that passed L4: r1 (gpu-a); r2 (gpu-b)");
+    } else if (::access("/dev/nvidiactl", F_OK) != 0 && g.applicable) {
+      EXPECT_NE(g.reason.find("L4 did not run: "), std::string::npos) << g.scope << ": " << g.reason;
+    }
   }
   // Both members' ranks ran: 8 exit codes each, in the bundle.
   auto b = bundle::Bundle::Open(out.string());

@@ -171,6 +171,35 @@ struct NcclTransportCheck {
   std::string reason;
 };
 
+// A baseline group: one representative test of one of the seeds' L3/L4
+// scopes ("ib_write_bw/lat and NCCL Tests have single-node, same-rack, and
+// cross-rack baselines"; L4 also two nodes, single and multi rail, GPUDirect
+// on/off), run after its rung on members that passed it. Scopes:
+//   "single-node"  one member (L3: between two of its NICs, or one NIC to itself; L4: all its GPUs)
+//   "two-nodes"    two members
+//   "same-rack"    two members of one rack      "cross-rack"  two members of two racks
+//   "one-rail"     the two-nodes pair on rail 0 (L4: NCCL_IB_HCA = each member's rail-0 HCA)
+//   "all-rails"    the two-nodes pair on every rail at once (L4: NCCL's default, every HCA)
+//   "gdr-on"       L4 only: the two-nodes job as NCCL picks (GPUDirect RDMA where the topology allows)
+//   "gdr-off"      L4 only: the two-nodes job with NCCL_NET_GDR_LEVEL=LOC (no GPUDirect RDMA)
+// A group the cluster cannot form (one rack, one rail, one member) is
+// recorded with applicable = false and the reason, never left out.
+struct BaselineGroup {
+  std::string scope;
+  bool applicable = true;
+  std::vector<std::string> members;   // the representative members, in order
+  std::vector<int> rails;             // L3: the rails measured (single-node: its two rails, or the one twice)
+  std::vector<std::string> settings;  // what the group changes: "NCCL_NET_GDR_LEVEL=LOC", "NCCL_IB_HCA=..."
+  std::string same_as;                // another group of the rung whose measurement this is (not run twice)
+  RungVerdict verdict = RungVerdict::kNotRun;
+  std::string reason;                 // why not applicable, not run, or failed; the figures when it passed
+  std::vector<PairTest> pairs;                // L3: each direction (and rail) measured
+  std::vector<CollectiveCheck> collectives;   // L4
+  std::vector<NcclTransportCheck> nccl;       // L4: what NCCL used on each member
+  std::vector<std::string> evidence_files;    // L4: rank 0's report, each member's ranks and NCCL logs
+  double elapsed_s = 0;
+};
+
 struct RungResult {
   std::string id;                       // see RungVerdict's comment
   std::string title;                    // "L3 RDMA perftest"
@@ -188,6 +217,7 @@ struct RungResult {
   std::vector<NcclTransportCheck> nccl;        // L4
   std::vector<CounterDelta> counter_deltas;    // non-zero deltas only
   std::vector<std::string> evidence_files;     // everything else this rung saved
+  std::vector<BaselineGroup> baselines;        // L3, L4: the baseline groups (absent when none were formed)
 };
 
 struct LadderVerdict {
@@ -232,6 +262,8 @@ void to_json(nlohmann::json& j, const CollectiveCheck& v);
 void from_json(const nlohmann::json& j, CollectiveCheck& v);
 void to_json(nlohmann::json& j, const NcclTransportCheck& v);
 void from_json(const nlohmann::json& j, NcclTransportCheck& v);
+void to_json(nlohmann::json& j, const BaselineGroup& v);
+void from_json(const nlohmann::json& j, BaselineGroup& v);
 void to_json(nlohmann::json& j, const RungResult& v);
 void from_json(const nlohmann::json& j, RungResult& v);
 void to_json(nlohmann::json& j, const LadderVerdict& v);

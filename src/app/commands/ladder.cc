@@ -59,6 +59,8 @@ struct Options {
   int parallel = 0;
   int fan_out = 256;
   bool no_snapshot = false;
+  bool no_baselines = false;
+  std::string baseline_timeout = "10m";
   std::string token_file;
   bool insecure_no_token = false;
   net::TlsFiles tls;
@@ -149,8 +151,9 @@ int RunLadderCommand(const Options& o) {
   auto rendezvous_timeout = Seconds("--rendezvous-timeout", o.rendezvous_timeout);
   auto coll_timeout = Seconds("--coll-timeout", o.coll_timeout);
   auto test_timeout = o.test_timeout.empty() ? Result<double>(0.0) : Seconds("--test-timeout", o.test_timeout);
+  auto baseline_timeout = Seconds("--baseline-timeout", o.baseline_timeout);
   for (const auto* r : {&duration, &lat_duration, &connect_timeout, &node_timeout, &rendezvous_timeout, &coll_timeout,
-                        &test_timeout}) {
+                        &test_timeout, &baseline_timeout}) {
     if (!r->ok()) return Usage(r->status().message());
   }
   if (auto ops = coll::ParseCollOpList(o.coll_ops); !ops.ok()) return Usage("--coll-ops: " + ops.status().message());
@@ -197,6 +200,8 @@ int RunLadderCommand(const Options& o) {
   lo.coll_warmup = o.coll_warmup;
   lo.coll_port = o.coll_port;
   lo.coll_timeout_s = *coll_timeout;
+  lo.baselines = !o.no_baselines;
+  lo.baseline_timeout_s = *baseline_timeout;
   lo.fabcheck_version = kVersion;
   lo.stop = &g_stop;
   lo.parameters = {{"rungs", o.rungs},          {"rungs_selected", *rungs},   {"keep_going", o.keep_going},
@@ -205,7 +210,8 @@ int RunLadderCommand(const Options& o) {
                    {"pass_fraction", lo.pass_fraction}, {"bw_size", lo.bw_size}, {"bw_duration_s", lo.bw_duration_s},
                    {"lat_duration_s", lo.lat_duration_s}, {"streams", o.streams}, {"parallel", o.parallel},
                    {"snapshots", lo.snapshots}, {"coll_ops", o.coll_ops}, {"coll_sizes", o.coll_sizes},
-                   {"coll_iters", o.coll_iters}, {"coll_timeout_s", lo.coll_timeout_s}, {"test_timeout_s", *test_timeout}};
+                   {"coll_iters", o.coll_iters}, {"coll_timeout_s", lo.coll_timeout_s}, {"test_timeout_s", *test_timeout},
+                   {"baselines", lo.baselines}, {"baseline_timeout_s", lo.baseline_timeout_s}};
   if (!o.token_file.empty()) {
     auto t = net::ReadTokenFile(o.token_file);
     if (!t.ok()) return Fail(t.status().message());
@@ -335,6 +341,12 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          /*zero_means_any=*/false);
   t.Text("--coll-timeout", o->coll_timeout, "L4: longest the whole job may take; its ranks are stopped then",
          "duration");
+  t.Flag("--no-baselines", o->no_baselines,
+         "Skip the baseline groups of L3 and L4 (single node, two nodes, same rack, cross rack, one rail, all rails, "
+         "GPUDirect on/off; docs/ladder.md); the report's checklist item 7 then has no baselines to read");
+  t.Text("--baseline-timeout", o->baseline_timeout,
+         "Longest the baseline groups of one rung may take together; groups left when it is spent are not run",
+         "duration");
   t.Flag("--no-snapshot", o->no_snapshot, "Do not put each member's sysfs snapshot into the bundle");
   t.Path("--token-file", o->token_file, "The agents' shared token", /*dash_is_stdio=*/false, "FABCHECK_TOKEN_FILE");
   t.Flag("--insecure-no-token", o->insecure_no_token,
@@ -368,6 +380,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
                 busbw against the members' RDMA ports (80%), and what NCCL really used on each member
                 (its log: NET/IB with GPUDirect, or the NET/Socket fallback); "not run" with the reason
                 where a member has no GPU, CUDA or NCCL
+After L3 and L4, their baseline groups (--no-baselines skips them): one representative test per scope on
+members that passed the rung, racks from --topology: single node, two nodes, same rack, cross rack, one
+rail and all rails, and in L4 GPUDirect RDMA on/off (NCCL_NET_GDR_LEVEL=LOC); a scope this cluster cannot
+form is recorded as not applicable with the reason. A failing group fails its rung.
 Without --keep-going the ladder stops at the first failing rung. A rung that cannot run is "not run" with
 the reason, never a pass. Counters (RDMA port and hw counters, netdev statistics, PFC) are sampled on
 every member before and after each rung; their deltas are in the bundle.
