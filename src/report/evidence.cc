@@ -31,11 +31,4 @@ std::string BundleEvidence::RackOf(std::string_view id) const {
   return m ? m->rack : "";
 }
 
-std::string PairScope(const BundleEvidence& e, const std::string& a, const std::string& b) {
-  if (a == b) return "single-node";
-  std::string ra = e.RackOf(a), rb = e.RackOf(b);
-  if (ra.empty() || rb.empty()) return "unknown-rack";
-  return ra == rb ? "same-rack" : "cross-rack";
-}
-
 }  // namespace fabcheck::report

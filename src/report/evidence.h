@@ -46,8 +46,4 @@ inline constexpr std::string_view kRungOrder[] = {"L1L2.node", "L1L2.cluster", "
 // failed or its ends disagree; the reason names the rung to look at.
 model::RungResult KvRung(const BundleEvidence& e);
 
-// Where a pair sits: "single-node" (both ends one member), "same-rack",
-// "cross-rack", or "unknown-rack" when a rack is not recorded.
-std::string PairScope(const BundleEvidence& e, const std::string& a, const std::string& b);
-
 }  // namespace fabcheck::report

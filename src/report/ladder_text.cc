@@ -44,6 +44,18 @@ std::string RenderLadderVerdict(const model::LadderManifest& m, const std::strin
                        r.verdict == model::RungVerdict::kNotRun ? std::string("-") : std::to_string(r.members_passed.size()),
                        Clip(r.reason, 110));
   }
+  // The baseline groups of L3 and L4, one line each (docs/ladder.md).
+  std::string groups;
+  for (const auto& r : m.rungs) {
+    for (const auto& g : r.baselines) {
+      const std::string verdict = g.applicable ? std::string(model::RungVerdictName(g.verdict)) : "n/a";
+      const std::string what = !g.same_as.empty() ? "the " + g.same_as + " measurement"
+                               : g.members.empty() ? g.reason
+                                                   : Join(g.members, ", ") + ": " + g.reason;
+      groups += fmt::format("  {:<3} {:<11} {:<8} {}\n", r.id, g.scope, verdict, Clip(what, 120));
+    }
+  }
+  if (!groups.empty()) out += "\nBaseline groups:\n" + groups;
   // Failures first (with evidence and fix), then warnings in one line each.
   std::string failures, warnings;
   for (const auto& r : m.rungs) {

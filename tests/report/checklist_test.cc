@@ -186,38 +186,86 @@ TEST(Checklist, NcclPathFailsOnTheTcpFallback) {
   EXPECT_TRUE(Names(doctor, "dgx-02"));
 }
 
-TEST(Checklist, BaselinesGroupPairsByTopology) {
+model::BaselineGroup* Group(BundleEvidence& e, const std::string& rung, const std::string& scope) {
+  for (auto& g : Rung(e, rung)->baselines) {
+    if (g.scope == scope) return &g;
+  }
+  return nullptr;
+}
+
+TEST(Checklist, BaselinesReadTheLaddersGroups) {
+  // The healthy run: a passing group in every scope, perf and NCCL, with the GPUDirect A/B.
+  auto healthy = CheckBaselines(Baseline());
+  EXPECT_EQ(healthy.status, ChecklistStatus::kPass) << healthy.summary;
+  EXPECT_TRUE(Mentions(healthy, "perf single-node (dgx-01): pass: dgx-01 -> dgx-01 391.4 Gb/s"));
+  EXPECT_TRUE(Mentions(healthy, "perf cross-rack (dgx-01, dgx-05): pass"));
+  EXPECT_TRUE(Mentions(healthy, "NCCL gdr-off (dgx-01, dgx-02) [NCCL_NET_GDR_LEVEL=LOC]: pass"));
+  EXPECT_TRUE(Mentions(healthy, "GPUDirect A/B all_reduce: 352.0 GB/s with GPUDirect RDMA, 214.7 GB/s without"));
+  EXPECT_TRUE(healthy.record.empty());
+
+  // The current run: L3 and L4 failed, so the groups (on the members that
+  // passed) are no baseline of the cluster; the failing pair's ends are named.
   auto item = CheckBaselines(Current());
   EXPECT_EQ(item.status, ChecklistStatus::kFail);
   EXPECT_TRUE(Names(item, "dgx-02"));
   EXPECT_TRUE(Names(item, "dgx-07"));
-  EXPECT_TRUE(Mentions(item, "dgx-02 -> dgx-07 rail 1 (cross-rack)"));
-  EXPECT_TRUE(Mentions(item, "perf same-rack: "));
-  EXPECT_TRUE(Mentions(item, "perf cross-rack: "));
-  EXPECT_TRUE(Mentions(item, "perf single-node: none"));
-  // The healthy run lacks single-node and one-rack NCCL baselines: unknown, with what to run.
-  auto healthy = CheckBaselines(Baseline());
-  EXPECT_EQ(healthy.status, ChecklistStatus::kUnknown);
-  EXPECT_FALSE(healthy.record.empty());
-  // All three scopes for perf and NCCL: pass.
-  BundleEvidence full = Baseline();
-  auto* l3 = Rung(full, "L3");
-  model::PairTest loop = l3->pairs[0];
-  loop.b = loop.a;
-  l3->pairs.push_back(loop);
-  auto* l4 = Rung(full, "L4");
-  model::CollectiveCheck one_node = l4->collectives[0];
-  one_node.members = {"dgx-01"};
-  model::CollectiveCheck one_rack = l4->collectives[0];
-  one_rack.members = {"dgx-01", "dgx-02", "dgx-03", "dgx-04"};
-  l4->collectives.push_back(one_node);
-  l4->collectives.push_back(one_rack);
-  auto pass = CheckBaselines(full);
-  EXPECT_EQ(pass.status, ChecklistStatus::kPass) << pass.summary;
-  // Unrecorded racks: cannot tell same-rack from cross-rack.
-  BundleEvidence no_racks = full;
-  for (auto& m : no_racks.manifest.members) m.rack.clear();
-  EXPECT_EQ(CheckBaselines(no_racks).status, ChecklistStatus::kUnknown);
+  EXPECT_TRUE(Mentions(item, "L3 pair dgx-02 -> dgx-07 rail 1: "));
+  EXPECT_NE(item.summary.find("L3 and L4 failed"), std::string::npos) << item.summary;
+
+  // A failing group fails the item, naming its members.
+  BundleEvidence slow = Baseline();
+  auto* cross = Group(slow, "L3", "cross-rack");
+  ASSERT_NE(cross, nullptr);
+  cross->verdict = model::RungVerdict::kFail;
+  cross->reason = "dgx-01 -> dgx-05 148.2 Gb/s";
+  auto failed = CheckBaselines(slow);
+  EXPECT_EQ(failed.status, ChecklistStatus::kFail);
+  EXPECT_TRUE(Names(failed, "dgx-05"));
+  EXPECT_NE(failed.summary.find("baseline groups fail"), std::string::npos) << failed.summary;
+
+  // A scope this cluster cannot form (one rack) does not hold the item back.
+  BundleEvidence one_rack = Baseline();
+  for (const char* rung : {"L3", "L4"}) {
+    auto* g = Group(one_rack, rung, "cross-rack");
+    ASSERT_NE(g, nullptr);
+    *g = {};
+    g->scope = "cross-rack";
+    g->applicable = false;
+    g->reason = "every member that passed the rung sits in rack r01";
+  }
+  auto inapplicable = CheckBaselines(one_rack);
+  EXPECT_EQ(inapplicable.status, ChecklistStatus::kPass) << inapplicable.summary;
+  EXPECT_TRUE(Mentions(inapplicable, "perf cross-rack: not applicable: every member"));
+
+  // Racks unknown (no --topology): the rack groups did not run; unknown, with the fix.
+  BundleEvidence no_racks = Baseline();
+  for (const char* rung : {"L3", "L4"}) {
+    for (const char* scope : {"same-rack", "cross-rack"}) {
+      auto* g = Group(no_racks, rung, scope);
+      *g = {};
+      g->scope = scope;
+      g->reason = "no rack is recorded for the members: give `fabcheck ladder --topology FILE` (docs/fabric.md)";
+    }
+  }
+  auto unknown = CheckBaselines(no_racks);
+  EXPECT_EQ(unknown.status, ChecklistStatus::kUnknown);
+  ASSERT_FALSE(unknown.record.empty());
+  EXPECT_NE(unknown.record[0].find("--topology FILE"), std::string::npos) << unknown.record[0];
+
+  // Measured over TCP only (a warning): not an RDMA baseline, so unknown.
+  BundleEvidence tcp = Baseline();
+  Group(tcp, "L3", "two-nodes")->verdict = model::RungVerdict::kWarn;
+  EXPECT_EQ(CheckBaselines(tcp).status, ChecklistStatus::kUnknown);
+
+  // A bundle without groups (--no-baselines, or an older ladder): unknown,
+  // sending the user to the ladder that runs them.
+  BundleEvidence none = Baseline();
+  Rung(none, "L3")->baselines.clear();
+  Rung(none, "L4")->baselines.clear();
+  auto without = CheckBaselines(none);
+  EXPECT_EQ(without.status, ChecklistStatus::kUnknown);
+  ASSERT_EQ(without.record.size(), 1u);
+  EXPECT_NE(without.record[0].find("fabcheck ladder --topology FILE"), std::string::npos) << without.record[0];
 }
 
 TEST(Checklist, ManualItemsSayWhatToRecord) {
@@ -253,13 +301,20 @@ TEST(GoLive, VerdictCountsRungsAndMembers) {
   auto healthy = BuildReport(Baseline(), options);
   EXPECT_TRUE(healthy.go);
   EXPECT_EQ(healthy.counts.fail, 0);
-  // Unknown items remain (baselines): shown, never a pass, and exit 1 only
-  // with --strict (docs/verdicts.md); warnings exit 1 either way.
-  EXPECT_GT(healthy.counts.unknown, 0);
+  EXPECT_EQ(healthy.counts.unknown, 0);  // its baseline groups pass in every scope
   EXPECT_EQ(healthy.exit_code, model::ExitCodeOf(healthy.findings, /*strict=*/false));
   EXPECT_NE(healthy.exit_code, 2);
+  // An unknown item (here: the same run without its baseline groups) is
+  // shown, never a pass, and exits 1 only with --strict (docs/verdicts.md);
+  // warnings exit 1 either way.
+  BundleEvidence no_groups = Baseline();
+  Rung(no_groups, "L3")->baselines.clear();
+  Rung(no_groups, "L4")->baselines.clear();
+  auto unknown = BuildReport(no_groups, options);
+  EXPECT_GT(unknown.counts.unknown, 0);
+  EXPECT_EQ(unknown.exit_code, healthy.exit_code);
   options.strict = true;
-  EXPECT_EQ(BuildReport(Baseline(), options).exit_code, 1);
+  EXPECT_EQ(BuildReport(no_groups, options).exit_code, 1);
 }
 
 }  // namespace

@@ -430,6 +430,8 @@ Result<BundleEvidence> MakeCluster(const ClusterSpec& spec) {
   l4.verdict = l4_fail ? RungVerdict::kFail : RungVerdict::kPass;
   if (l4_fail) l4.reason = member(tcp_member) + " ran NCCL over NET/Socket: every collective at TCP speed";
 
+  // After L3 and L4, their baseline groups on the members that passed them.
+  AddBaselineGroups(e, l3, l4, spec.rails);
   for (auto* r : {&node, &cluster, &path, &l3, &l4}) man.rungs.push_back(std::move(*r));
   // Members that left the run, where and why.
   for (auto& m : man.members) {

@@ -29,6 +29,10 @@ struct ClusterSpec {
 // Builds the evidence (manifest, inventories, doctor reports) of the run.
 Result<BundleEvidence> MakeCluster(const ClusterSpec& spec);
 
+// The baseline groups of L3 and L4 as the ladder forms them, with healthy
+// figures (example_baselines.cc).
+void AddBaselineGroups(const BundleEvidence& e, model::RungResult& l3, model::RungResult& l4, int rails);
+
 // Writes it as a bundle directory (or .tar.gz) through bundle::Writer.
 Status WriteBundle(const BundleEvidence& evidence, const std::string& out);
 

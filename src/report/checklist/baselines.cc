@@ -1,44 +1,79 @@
 // 7. ib_write_bw/lat and NCCL Tests have single-node, same-rack, and cross-rack
-// baselines. The L3 pairs are grouped by where their ends sit (one member,
-// one rack, two racks); each L4 collective counts for the scope its members
-// span (the rung's members unless it names its own). A
-// group with failing pairs is not a baseline (slow pairs, TCP fallbacks are
-// named); a missing group is unknown with the command that fills it.
+// baselines. Read from the baseline groups the ladder runs after L3 (perf) and
+// L4 (NCCL): single node, two nodes, same rack, cross rack, one rail, all
+// rails, and in L4 GPUDirect RDMA on/off (docs/ladder.md). Every scope needs
+// a passing group over RDMA, or the reason this cluster cannot form it (one
+// rack, one rail, one member). A failing group fails the item; a group not
+// run, measured over TCP only (or NCCL without GPUDirect where it should
+// have it), or one whose racks are unknown leaves it unknown, with what to
+// run to fill it.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
-#include <set>
 
-#include "base/stats.h"
+#include "base/strings.h"
 #include "report/checklist.h"
 
 namespace fabcheck::report {
 namespace {
 
-struct Group {
-  size_t measured = 0;
-  size_t failed = 0;
-  std::vector<double> bw, p50, p99;
+using model::BaselineGroup;
+using model::RungVerdict;
+
+// The scopes each rung must cover, in the ladder's order.
+const std::vector<std::string> kPerfScopes = {"single-node", "two-nodes", "same-rack", "cross-rack", "one-rail",
+                                              "all-rails"};
+const std::vector<std::string> kCollScopes = {"single-node", "two-nodes", "same-rack", "cross-rack",
+                                              "one-rail",    "all-rails", "gdr-on",    "gdr-off"};
+
+enum class GroupStanding { kBaseline, kNotApplicable, kMissing, kFailed };
+
+struct JudgedGroup {
+  GroupStanding standing = GroupStanding::kMissing;
+  std::string line;  // evidence
 };
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+const BaselineGroup* FindGroup(const model::RungResult* rung, const std::string& scope) {
+  if (!rung) return nullptr;
+  for (const auto& g : rung->baselines) {
+    if (g.scope == scope) return &g;
+  }
+  return nullptr;
 }
 
-// The scope an L4 run covers: one member, one rack, several racks.
-std::string CollScope(const BundleEvidence& e, const std::vector<std::string>& members) {
-  if (members.size() == 1) return "single-node";
-  std::set<std::string> racks;
-  for (const auto& m : members) {
-    std::string r = e.RackOf(m);
-    if (r.empty()) return "unknown-rack";
-    racks.insert(r);
+JudgedGroup JudgeGroup(const std::string& kind, const BaselineGroup& g) {
+  const std::string who = g.members.empty() ? "" : " (" + Join(g.members, ", ") + ")";
+  const std::string settings = g.settings.empty() ? "" : " [" + Join(g.settings, "; ") + "]";
+  JudgedGroup j;
+  if (!g.applicable) {
+    j.standing = GroupStanding::kNotApplicable;
+    j.line = fmt::format("{} {}: not applicable: {}", kind, g.scope, g.reason);
+    return j;
   }
-  return racks.size() == 1 ? "same-rack" : "cross-rack";
+  j.line = fmt::format("{} {}{}{}: {}: {}", kind, g.scope, who, settings, model::RungVerdictName(g.verdict), g.reason);
+  if (g.verdict == RungVerdict::kFail) j.standing = GroupStanding::kFailed;
+  else if (g.verdict == RungVerdict::kPass) j.standing = GroupStanding::kBaseline;
+  else j.standing = GroupStanding::kMissing;  // not run, or warn: measured over TCP, NCCL without the path it should use
+  return j;
+}
+
+// Busbw of the same collective with and without GPUDirect RDMA.
+std::vector<std::string> GdrComparison(const model::RungResult* l4) {
+  const BaselineGroup* on = FindGroup(l4, "gdr-on");
+  const BaselineGroup* off = FindGroup(l4, "gdr-off");
+  if (!on || !off) return {};
+  if (!on->same_as.empty()) on = FindGroup(l4, on->same_as);
+  if (!on) return {};
+  std::vector<std::string> out;
+  for (const auto& a : on->collectives) {
+    for (const auto& b : off->collectives) {
+      if (a.op != b.op || a.busbw_gbps <= 0 || b.busbw_gbps <= 0) continue;
+      out.push_back(fmt::format("GPUDirect A/B {}: {:.1f} GB/s with GPUDirect RDMA, {:.1f} GB/s without "
+                                "(NCCL_NET_GDR_LEVEL=LOC): {:.2f}x",
+                                a.op, a.busbw_gbps, b.busbw_gbps, a.busbw_gbps / b.busbw_gbps));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -46,83 +81,105 @@ std::string CollScope(const BundleEvidence& e, const std::vector<std::string>& m
 model::ChecklistItem CheckBaselines(const BundleEvidence& e) {
   auto item = checklist::NewItem(7);
   item.rungs = {"L3", "L4"};
-  static const std::vector<std::string> kScopes = {"single-node", "same-rack", "cross-rack"};
-  std::map<std::string, Group> perf;
-  size_t shown = 0;
-  if (const auto* l3 = e.Rung("L3")) {
+  const auto* l3 = e.Rung("L3");
+  const auto* l4 = e.Rung("L4");
+  const bool any = (l3 && !l3->baselines.empty()) || (l4 && !l4->baselines.empty());
+  if (!any) {
+    item.status = model::ChecklistStatus::kUnknown;
+    item.summary = "the bundle records no baseline groups (the ladder ran without L3/L4, with --no-baselines, or "
+                   "before it ran them)";
+    item.record.push_back("`fabcheck ladder --topology FILE --out BUNDLE` over every member: after L3 and L4 it runs "
+                          "the baseline groups (single node, two nodes, same rack, cross rack, one rail, all rails, "
+                          "GPUDirect on/off; docs/ladder.md)");
+    return item;
+  }
+  bool failed = false, missing = false;
+  size_t baselines = 0, not_applicable = 0;
+  auto judge_rung = [&](const char* kind, const model::RungResult* rung, const std::vector<std::string>& scopes,
+                        const std::string& fill) {
+    for (const auto& scope : scopes) {
+      const BaselineGroup* g = FindGroup(rung, scope);
+      if (!g) {
+        missing = true;
+        item.evidence.push_back(fmt::format("{} {}: none", kind, scope));
+        item.record.push_back(fmt::format("{} {}: {}", kind, scope, fill));
+        continue;
+      }
+      JudgedGroup j = JudgeGroup(kind, *g);
+      item.evidence.push_back(j.line);
+      switch (j.standing) {
+        case GroupStanding::kBaseline: ++baselines; break;
+        case GroupStanding::kNotApplicable: ++not_applicable; break;
+        case GroupStanding::kFailed:
+          failed = true;
+          for (const auto& m : g->members) checklist::AddMember(item, m);
+          break;
+        case GroupStanding::kMissing:
+          missing = true;
+          item.record.push_back(fmt::format("{} {}: {}", kind, scope,
+                                            g->reason.find("--topology") != std::string::npos ? g->reason : fill));
+          break;
+      }
+    }
+  };
+  judge_rung("perf", l3, kPerfScopes,
+             "rerun `fabcheck ladder --rungs L3 --topology FILE` once the members pass L3 over RDMA");
+  judge_rung("NCCL", l4, kCollScopes,
+             "rerun `fabcheck ladder --rungs L4 --topology FILE` on GPU members with CUDA and NCCL");
+  for (const auto& line : GdrComparison(l4)) item.evidence.push_back(line);
+  // A rung that failed: its groups cover only the members that passed it,
+  // so the cluster as a whole has no baseline yet (the failing pairs and
+  // members are named, as the rung names them).
+  std::vector<std::string> failed_rungs;
+  if (l3 && l3->verdict == RungVerdict::kFail) {
+    failed_rungs.push_back("L3");
+    size_t shown = 0, failing = 0;
     for (const auto& p : l3->pairs) {
-      if (p.verdict == model::RungVerdict::kNotRun) continue;
-      Group& g = perf[PairScope(e, p.a, p.b)];
-      ++g.measured;
-      if (p.bw_gbps && p.rdma) g.bw.push_back(*p.bw_gbps);
-      if (p.lat_p50_us) g.p50.push_back(*p.lat_p50_us);
-      if (p.lat_p99_us) g.p99.push_back(*p.lat_p99_us);
-      if (p.verdict != model::RungVerdict::kFail) continue;
-      ++g.failed;
+      if (p.verdict != RungVerdict::kFail) continue;
+      ++failing;
       checklist::AddMember(item, p.a);
       checklist::AddMember(item, p.b);
       if (++shown <= 10) {
-        item.evidence.push_back(fmt::format("{} -> {} rail {} ({}): {}{}", p.a, p.b, p.rail, PairScope(e, p.a, p.b),
+        item.evidence.push_back(fmt::format("L3 pair {} -> {} rail {}: {}{}", p.a, p.b, p.rail,
                                             p.reason.empty() ? "failed" : p.reason,
                                             p.bw_gbps ? fmt::format(" ({:.0f} Gb/s)", *p.bw_gbps) : ""));
       }
     }
+    if (failing > shown) item.evidence.push_back(fmt::format("... and {} more failing L3 pairs", failing - shown));
   }
-  if (shown > 10) item.evidence.push_back(fmt::format("... and {} more failing pairs", shown - 10));
-  std::vector<std::string> lines;
-  bool failed = false, missing = false;
-  for (const auto& scope : kScopes) {
-    auto it = perf.find(scope);
-    if (it == perf.end() || it->second.measured == 0) {
-      missing = true;
-      item.record.push_back(scope == "single-node"
-                                ? "single-node perf baseline: `fabcheck perf` between two NICs of one node"
-                                : "perf baseline " + scope + ": the ladder's L3 with members in " +
-                                      (scope == "same-rack" ? "one rack" : "two racks") + " (--pattern pairwise)");
-      lines.push_back("perf " + scope + ": none");
-      continue;
+  if (l4 && l4->verdict == RungVerdict::kFail) {
+    failed_rungs.push_back("L4");
+    for (const auto& n : l4->nccl) {
+      if (n.verdict != RungVerdict::kFail) continue;
+      checklist::AddMember(item, n.member);
+      item.evidence.push_back(fmt::format("L4 {}: {}", n.member, n.reason));
     }
-    const Group& g = it->second;
-    failed = failed || g.failed > 0;
-    lines.push_back(fmt::format("perf {}: {} pairs, {} failing; bandwidth median {:.0f} Gb/s over {} RDMA pairs; "
-                                "latency p50 {:.2f} us, p99 {:.2f} us",
-                                scope, g.measured, g.failed, Median(g.bw), g.bw.size(), Median(g.p50), Median(g.p99)));
-  }
-  if (auto it = perf.find("unknown-rack"); it != perf.end()) {
-    missing = true;
-    lines.push_back(fmt::format("perf with an unrecorded rack: {} pairs ({} failing)", it->second.measured,
-                                it->second.failed));
-    failed = failed || it->second.failed > 0;
-  }
-  std::set<std::string> coll_scopes;
-  if (const auto* l4 = e.Rung("L4"); l4 && l4->verdict != model::RungVerdict::kNotRun && !l4->collectives.empty()) {
     for (const auto& c : l4->collectives) {
-      std::string scope = CollScope(e, c.members.empty() ? l4->members : c.members);
-      if (c.verdict != model::RungVerdict::kNotRun) coll_scopes.insert(scope);
-      lines.push_back(fmt::format("NCCL {} {}: busbw {:.1f} GB/s{} ({})", scope, c.op, c.busbw_gbps,
-                                  c.expected_gbps ? fmt::format(" of {:.1f} expected", *c.expected_gbps) : "",
-                                  model::RungVerdictName(c.verdict)));
-      if (c.verdict == model::RungVerdict::kFail) failed = true;
+      if (c.verdict == RungVerdict::kFail) item.evidence.push_back(fmt::format("L4 {}: {}", c.op, c.reason));
     }
   }
-  for (const auto& scope : kScopes) {
-    if (coll_scopes.count(scope)) continue;
-    missing = true;
-    item.record.push_back("NCCL baseline " + scope + ": `fabcheck coll` " +
-                          (scope == "single-node" ? "on one node (all its GPUs)" : "across members in " +
-                                                                                       std::string(scope == "same-rack" ? "one rack" : "two racks")));
+  // Records of one scope often share their fix: keep each once.
+  std::vector<std::string> record;
+  for (auto& r : item.record) {
+    if (std::find(record.begin(), record.end(), r) == record.end()) record.push_back(std::move(r));
   }
-  item.evidence.insert(item.evidence.begin(), lines.begin(), lines.end());
-  if (failed) {
+  item.record = std::move(record);
+  if (failed || !failed_rungs.empty()) {
     item.status = model::ChecklistStatus::kFail;
-    item.summary = "some baseline groups contain failing pairs or collectives: they are not a baseline yet";
-    item.remedy = "fix the named pairs (cables, NIC, switch port, TCP fallback) and rerun; keep the passing bundle "
-                  "as the baseline (`fabcheck report --baseline` compares later runs with it)";
+    item.summary = failed ? "some baseline groups fail: the fabric does not deliver in those scopes, so they are no "
+                            "baseline"
+                          : fmt::format("{} failed: the baseline groups cover only the members that passed, so the "
+                                        "cluster has no baseline yet",
+                                        Join(failed_rungs, " and "));
+    item.remedy = "fix the named groups' path (cables, NIC, switch port or uplink, TCP fallback) and rerun the ladder; "
+                  "keep the passing bundle as the baseline (`fabcheck report --baseline` compares later runs with it)";
   } else if (missing) {
     item.status = model::ChecklistStatus::kUnknown;
     item.summary = "baselines are missing for some scopes (see what to record)";
   } else {
-    item.summary = "perf and NCCL baselines exist for single-node, same-rack and cross-rack, all passing";
+    item.status = model::ChecklistStatus::kPass;
+    item.summary = fmt::format("perf and NCCL baselines pass in every scope this cluster has ({} groups{})", baselines,
+                               not_applicable ? fmt::format(", {} not applicable", not_applicable) : "");
   }
   return item;
 }

@@ -44,8 +44,10 @@ constexpr ItemText kItems[] = {
      "Read from L4: the transport NCCL chose on each member (NET/IB, GPUDirect) against what it should use.",
      "Follow the L4 findings; `fabcheck diagnose BUNDLE` names the cause from NCCL's own log."},
     {"golive.baselines", "ib_write_bw/lat and NCCL Tests have single-node, same-rack, and cross-rack baselines.",
-     "Needs L3 and L4 to pass, over RDMA, in the scopes the seeds name.",
-     "Fix the failing pairs, then rerun the ladder over each scope."},
+     "Read from the baseline groups the ladder runs after L3 and L4 (single node, two nodes, same rack, cross rack, "
+     "one rail, all rails, GPUDirect RDMA on/off): each scope needs a passing group over RDMA, or the reason this "
+     "cluster cannot form it (one rack, one rail, one member).",
+     "Fix the failing groups' path, then rerun `fabcheck ladder --topology FILE` (racks come from the fabric file)."},
     {"golive.metrics-correlation",
      "Network and training metrics can be correlated to Job, Pod, Rank, NIC, and switch ports.",
      "Counter deltas per rung must be present and attributable to members and ports.",
