@@ -142,9 +142,16 @@ TEST_F(RungBaselines, OnePairPerScopeIsMeasuredAndTheRestSayWhy) {
 TEST_F(RungBaselines, TheTimeCapStopsTheGroupsLeftAndNoBaselinesLeavesThemOut) {
   auto o = Options();
   o.baseline_timeout_s = 0.001;  // spent by the time a second group could start
-  auto capped = RunLadder(endpoints_, o, nullptr);
-  ASSERT_TRUE(capped.ok()) << capped.status().message();
+  // As above: the groups run only when L3 passed (loopback TCP on a loaded
+  // machine may fail a pair), so up to three runs.
+  Result<model::LadderManifest> capped = InternalError("not run");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    capped = RunLadder(endpoints_, o, nullptr);
+    ASSERT_TRUE(capped.ok()) << capped.status().message();
+    if (PerfRungOf(*capped).members_passed.size() == 3) break;
+  }
   const auto& l3 = PerfRungOf(*capped);
+  ASSERT_EQ(l3.members_passed.size(), 3u) << l3.reason;
   for (const char* scope : {"two-nodes", "cross-rack"}) {
     EXPECT_EQ(GroupOf(l3, scope).verdict, model::RungVerdict::kNotRun) << scope;
     EXPECT_NE(GroupOf(l3, scope).reason.find("--baseline-timeout"), std::string::npos) << GroupOf(l3, scope).reason;
