@@ -14,8 +14,8 @@
 #include "control/netif.h"
 #include "fabric/fabric.h"
 #include "net/auth.h"
-#include "sweep/agent.h"
-#include "sweep/discovery.h"
+#include "agent/local_agent.h"
+#include "agent/members.h"
 #include "sweep/runner.h"
 #include "sys/sysroot.h"
 
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   if (mode == "agent") {
     auto listen = control::ParseHostPort(o["--listen"], 18521);
     if (!listen.ok()) return 64;
-    sweep::AgentConfig c;
+    agent::AgentConfig c;
     c.bind = listen->host;
     c.control_port = listen->port;
     c.token = *token;
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     auto rail = control::RailFromInterface(o["--data-iface"]);
     if (!rail.ok()) return 3;
     c.rails.push_back(*rail);
-    auto agent = sweep::LocalAgent::Start(c);
+    auto agent = agent::LocalAgent::Start(c);
     if (!agent.ok()) {
       std::cerr << agent.status().message() << "\n";
       return 3;
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(60));
   }
   auto fabric = fabric::LoadFabric(o["--topology"]);
-  auto agents = sweep::ParseAgentList(o["--agents"], 18521);
+  auto agents = agent::ParseAgentList(o["--agents"], 18521);
   auto bw_size = ParseSize(o["--bw-size"]);
   auto duration = ParseDurationSeconds(o["--duration"]);
   auto lat = ParseDurationSeconds(o["--lat-duration"]);

@@ -11,7 +11,7 @@
 #include "app/command.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
-#include "sweep/discovery.h"
+#include "agent/members.h"
 
 namespace fabcheck::app {
 namespace {
@@ -212,7 +212,7 @@ CLI::Option* Tunables::List(const std::string& name, std::vector<std::string>& v
 
 Status CheckAgentsTls(const net::TlsFiles& files, bool agents_listed) {
   if (!files.enabled()) return Status::Ok();
-  if (!agents_listed) return sweep::CheckSpmdTls(files);
+  if (!agents_listed) return agent::CheckSpmdTls(files);
   return net::TlsContext::ForClient(files).status();
 }
 

@@ -79,7 +79,7 @@ class Tunables {
 };
 
 // A coordinator's TLS (ladder, sweep): with agents given by list, client files
-// that load; in an SPMD launch, mutual TLS among the ranks (sweep::CheckSpmdTls).
+// that load; in an SPMD launch, mutual TLS among the ranks (agent::CheckSpmdTls).
 Status CheckAgentsTls(const net::TlsFiles& files, bool agents_listed);
 
 }  // namespace fabcheck::app

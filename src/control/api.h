@@ -6,9 +6,9 @@
 //   GET  /v1/inventory  the node's inventory ("fabcheck.inventory/v1"), 501 when not built in
 //   POST /v1/test       PeerTestRequest -> PeerTestResponse: this agent tests a peer agent
 //   POST /v1/node       {"profile_yaml", "profile_name", "snapshot"} -> {"inventory", "doctor", "facts",
-//                       "snapshot_b64", "errors"}: the ladder's L1/L2 evidence of this node (ladder/node_service.h)
+//                       "snapshot_b64", "errors"}: the ladder's L1/L2 evidence of this node (agent/node_service.h)
 //   GET  /v1/counters   {"time_unix", "values": {object: {counter: value}}}: RDMA port, hw and PFC counters
-//   POST /v1/coll       this node's ranks of one `fabcheck coll` job (ladder L4; ladder/coll_service.h);
+//   POST /v1/coll       this node's ranks of one `fabcheck coll` job (ladder L4; agent/coll_service.h);
 //                       409 while a job runs
 //   POST /v1/kv         {"targets": [...], "run": {...}} -> {"results": [...]}: this node runs KV transfers
 //                       (`fabcheck kv run`) into the targets' perf servers at once (kv/fan.h); 409 while

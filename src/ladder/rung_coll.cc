@@ -12,13 +12,15 @@
 #include "base/strings.h"
 #include "diagnose/engine.h"
 #include "ladder/coll_judge.h"
-#include "ladder/coll_service.h"
+#include "agent/coll_service.h"
 #include "ladder/internal.h"
 #include "logs/nccl_log.h"
 #include "net/auth.h"
 
 namespace fabcheck::ladder::internal {
 namespace {
+
+using agent::CollRankRequest;
 
 // The ranks of one member, as its agent answered.
 struct MemberRun {

@@ -6,7 +6,7 @@
 #include "kv/fan.h"
 #include "kv/sizing.h"
 #include "report/kv_text.h"
-#include "sweep/agent.h"
+#include "agent/local_agent.h"
 
 namespace fabcheck::kv {
 namespace {
@@ -17,14 +17,14 @@ class KvFanTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (int i = 0; i < 3; ++i) {
-      sweep::AgentConfig c;
+      agent::AgentConfig c;
       c.bind = "127.0.0.1";
       c.control_port = 0;
       c.perf_port = 0;
       c.name = "member" + std::to_string(i);
       c.root = sys::SysRoot::Live();
       c.kv = AgentKvHandler({std::nullopt, nullptr, sys::SysRoot::Live()});
-      auto a = sweep::LocalAgent::Start(c);
+      auto a = agent::LocalAgent::Start(c);
       ASSERT_TRUE(a.ok()) << a.status().ToString();
       agents_.push_back(std::move(*a));
     }
@@ -49,7 +49,7 @@ class KvFanTest : public ::testing::Test {
     o.control.connect_timeout = 2s;
     return o;
   }
-  std::vector<std::unique_ptr<sweep::LocalAgent>> agents_;
+  std::vector<std::unique_ptr<agent::LocalAgent>> agents_;
 };
 
 TEST_F(KvFanTest, FanInTwoPrefillMembersIntoOneDecode) {

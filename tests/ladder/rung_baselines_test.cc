@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "bundle/bundle.h"
-#include "ladder/node_service.h"
+#include "agent/node_service.h"
 #include "ladder/runner.h"
 #include "ladder/rungs.h"
 
@@ -24,15 +24,15 @@ class RungBaselines : public ::testing::Test {
  protected:
   void SetUp() override {
     for (const char* name : {"node-a", "node-b", "node-c"}) {
-      auto service = NodeService::Create(NodeServiceOptions{kDgxCapture, "test", false});
+      auto service = agent::NodeService::Create(agent::NodeServiceOptions{kDgxCapture, "test", false});
       ASSERT_TRUE(service.ok()) << service.status().message();
-      sweep::AgentConfig config;
+      agent::AgentConfig config;
       config.root = sys::SysRoot::Live();
       config.bind = "127.0.0.1";
       config.control_port = 0;
       config.name = name;
-      NodeService::Wire(*service, config);
-      auto agent = sweep::LocalAgent::Start(config);
+      agent::NodeService::Wire(*service, config);
+      auto agent = agent::LocalAgent::Start(config);
       ASSERT_TRUE(agent.ok()) << agent.status().message();
       endpoints_.push_back({"127.0.0.1", (*agent)->control_port()});
       agents_.push_back(std::move(*agent));
@@ -55,7 +55,7 @@ class RungBaselines : public ::testing::Test {
     return o;
   }
 
-  std::vector<std::unique_ptr<sweep::LocalAgent>> agents_;
+  std::vector<std::unique_ptr<agent::LocalAgent>> agents_;
   std::vector<control::HostPort> endpoints_;
   fs::path out_;
 };

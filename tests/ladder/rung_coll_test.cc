@@ -10,7 +10,7 @@
 #include <filesystem>
 
 #include "bundle/bundle.h"
-#include "ladder/node_service.h"
+#include "agent/node_service.h"
 #include "ladder/runner.h"
 #include "ladder/rungs.h"
 
@@ -22,20 +22,20 @@ namespace fs = std::filesystem;
 const std::string kCapture = std::string(FABCHECK_TESTDATA_DIR) + "/captures/dgx-h100-example.tar.gz";
 
 TEST(RungColl, RanksOfEveryMemberStartTogetherAndTheirWordsComeBack) {
-  std::vector<std::unique_ptr<sweep::LocalAgent>> agents;
+  std::vector<std::unique_ptr<agent::LocalAgent>> agents;
   std::vector<control::HostPort> endpoints;
   for (const char* name : {"gpu-a", "gpu-b"}) {
-    NodeServiceOptions o{kCapture, "test", false};
+    agent::NodeServiceOptions o{kCapture, "test", false};
     o.coll_executable = FABCHECK_BINARY;
-    auto service = NodeService::Create(o);
+    auto service = agent::NodeService::Create(o);
     ASSERT_TRUE(service.ok()) << service.status().message();
-    sweep::AgentConfig config;
+    agent::AgentConfig config;
     config.root = sys::SysRoot::Live();
     config.bind = "127.0.0.1";
     config.control_port = 0;
     config.name = name;
-    NodeService::Wire(*service, config);
-    auto agent = sweep::LocalAgent::Start(config);
+    agent::NodeService::Wire(*service, config);
+    auto agent = agent::LocalAgent::Start(config);
     ASSERT_TRUE(agent.ok()) << agent.status().message();
     endpoints.push_back({"127.0.0.1", (*agent)->control_port()});
     agents.push_back(std::move(*agent));
@@ -56,7 +56,7 @@ TEST(RungColl, RanksOfEveryMemberStartTogetherAndTheirWordsComeBack) {
   o.coll_port = 0;  // replaced below: a free port for rank 0's rendezvous
   {
     // Any free port: bind, read it, release.
-    auto probe = sweep::LocalAgent::Start({.bind = "127.0.0.1", .control_port = 0, .root = sys::SysRoot::Live()});
+    auto probe = agent::LocalAgent::Start({.bind = "127.0.0.1", .control_port = 0, .root = sys::SysRoot::Live()});
     ASSERT_TRUE(probe.ok());
     o.coll_port = (*probe)->control_port();
   }

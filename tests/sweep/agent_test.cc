@@ -2,24 +2,24 @@
 // echo and control API each), one of which dies mid-sweep. No root needed.
 #include <gtest/gtest.h>
 
-#include "sweep/agent.h"
+#include "agent/local_agent.h"
 #include "sweep/runner.h"
 
 namespace fabcheck::sweep {
 namespace {
 
 TEST(LoopbackSweepTest, ThreeAgentsOneDiesMidSweep) {
-  std::vector<std::unique_ptr<LocalAgent>> agents;
+  std::vector<std::unique_ptr<agent::LocalAgent>> agents;
   std::vector<control::HostPort> endpoints;
   for (int i = 0; i < 3; ++i) {
-    AgentConfig c;
+    agent::AgentConfig c;
     c.root = sys::SysRoot::Live();
     c.bind = "127.0.0.1";
     c.control_port = 0;
     c.perf_port = 0;
     c.token = "tok";
     c.name = "lo" + std::to_string(i);
-    auto a = LocalAgent::Start(c);
+    auto a = agent::LocalAgent::Start(c);
     ASSERT_TRUE(a.ok()) << a.status().message();
     endpoints.push_back({"127.0.0.1", (*a)->control_port()});
     agents.push_back(std::move(a).value());
@@ -62,14 +62,14 @@ TEST(LoopbackSweepTest, ThreeAgentsOneDiesMidSweep) {
 }
 
 TEST(LoopbackSweepTest, StopFlagGivesAPartialResult) {
-  std::vector<std::unique_ptr<LocalAgent>> agents;
+  std::vector<std::unique_ptr<agent::LocalAgent>> agents;
   std::vector<control::HostPort> endpoints;
   for (int i = 0; i < 4; ++i) {
-    AgentConfig c;
+    agent::AgentConfig c;
     c.root = sys::SysRoot::Live();
     c.bind = "127.0.0.1";
     c.control_port = 0;
-    auto a = LocalAgent::Start(c);
+    auto a = agent::LocalAgent::Start(c);
     ASSERT_TRUE(a.ok()) << a.status().message();
     endpoints.push_back({"127.0.0.1", (*a)->control_port()});
     agents.push_back(std::move(a).value());

@@ -1,5 +1,5 @@
 // `fabcheck agent`: the per-node daemon a sweep talks to. Parsing and wiring
-// only: sweep/agent.h does the work.
+// only: agent/local_agent.h does the work.
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -14,10 +14,10 @@
 #include "control/server.h"
 #include "fabcheck/version.h"
 #include "kv/fan.h"
-#include "ladder/node_service.h"
+#include "agent/node_service.h"
 #include "net/address.h"
 #include "net/auth.h"
-#include "sweep/agent.h"
+#include "agent/local_agent.h"
 #include "sys/sysroot.h"
 
 namespace {
@@ -65,7 +65,7 @@ int RunAgent(const AgentOptions& o) {
              loopback ? "every user and container of this host"
              : mutual_tls ? "every holder of a certificate of --tls-ca" : "--insecure-no-token was given");
   }
-  sweep::AgentConfig config;
+  agent::AgentConfig config;
   config.bind = listen->host;
   config.control_port = listen->port;
   config.perf_port = o.perf_port;
@@ -117,15 +117,15 @@ int RunAgent(const AgentOptions& o) {
   }
   // Inventory, doctor, snapshot and counters for the ladder, from the live
   // node or from --sysroot.
-  auto service = ladder::NodeService::Create({o.sysroot, kVersion, o.sysroot.empty()});
+  auto service = agent::NodeService::Create({o.sysroot, kVersion, o.sysroot.empty()});
   if (!service.ok()) {
     std::cerr << "fabcheck agent: --sysroot " << service.status().message() << "\n";
     return kExitError;
   }
-  ladder::NodeService::Wire(*service, config);
+  agent::NodeService::Wire(*service, config);
   // KV transfers from this node (kv run --agents), with the agent's own credentials.
   config.kv = kv::AgentKvHandler({config.token, config.peer_tls, *config.root});
-  auto agent = sweep::LocalAgent::Start(config);
+  auto agent = agent::LocalAgent::Start(config);
   if (!agent.ok()) {
     std::cerr << "fabcheck agent: " << agent.status().message() << "\n";
     return kExitError;

@@ -24,14 +24,14 @@
 #include "fabcheck/version.h"
 #include "fabric/fabric.h"
 #include "ladder/judge.h"
-#include "ladder/node_service.h"
+#include "agent/node_service.h"
 #include "ladder/runner.h"
 #include "ladder/rungs.h"
 #include "net/auth.h"
 #include "net/rank.h"
 #include "report/ladder_text.h"
-#include "sweep/agent.h"
-#include "sweep/discovery.h"
+#include "agent/local_agent.h"
+#include "agent/members.h"
 #include "sys/sysroot.h"
 
 namespace {
@@ -111,9 +111,9 @@ Result<double> Seconds(const std::string& flag, const std::string& text) {
 std::chrono::milliseconds Ms(double seconds) { return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)); }
 
 // This rank's agent (SPMD), with the node service wired in.
-Result<sweep::AgentConfig> OwnAgentConfig(const Options& o, const std::optional<std::string>& token) {
+Result<agent::AgentConfig> OwnAgentConfig(const Options& o, const std::optional<std::string>& token) {
   ASSIGN_OR_RETURN(control::HostPort listen, control::ParseHostPort(o.listen, 0));
-  sweep::AgentConfig c;
+  agent::AgentConfig c;
   c.bind = listen.host;
   c.control_port = listen.port;
   c.perf_port = 0;
@@ -127,8 +127,8 @@ Result<sweep::AgentConfig> OwnAgentConfig(const Options& o, const std::optional<
     ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromAddress(a));
     c.rails.push_back(r);
   }
-  ASSIGN_OR_RETURN(auto service, ladder::NodeService::Create({o.sysroot, kVersion, true}));
-  ladder::NodeService::Wire(service, c);
+  ASSIGN_OR_RETURN(auto service, agent::NodeService::Create({o.sysroot, kVersion, true}));
+  agent::NodeService::Wire(service, c);
   return c;
 }
 
@@ -228,12 +228,12 @@ int RunLadderCommand(const Options& o) {
 
   // Members: a list, a file, or the SPMD launch (as `sweep` finds them).
   std::vector<control::HostPort> agents;
-  std::unique_ptr<sweep::LocalAgent> own_agent;
-  std::unique_ptr<sweep::AgentRegistry> rendezvous;
+  std::unique_ptr<agent::LocalAgent> own_agent;
+  std::unique_ptr<agent::AgentRegistry> rendezvous;
   const auto rdv_timeout = Ms(*rendezvous_timeout);
   if (!o.agents.empty() || !o.agents_file.empty()) {
-    auto list = !o.agents.empty() ? sweep::ParseAgentList(o.agents, control::kDefaultControlPort)
-                                   : sweep::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
+    auto list = !o.agents.empty() ? agent::ParseAgentList(o.agents, control::kDefaultControlPort)
+                                   : agent::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
     if (!list.ok()) {
       // A wrong --agents is a usage error; an --agents-file that is missing, unreadable or empty could not run.
       if (!o.agents.empty()) return Usage(list.status().message());
@@ -254,13 +254,13 @@ int RunLadderCommand(const Options& o) {
     const net::LaunchRank me = **spmd;
     auto config = OwnAgentConfig(o, lo.token);
     if (!config.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + config.status().message());
-    sweep::SpmdOptions spmd_options{me, *coordinator, *config, lo.token};
+    agent::SpmdOptions spmd_options{me, *coordinator, *config, lo.token};
     if (o.tls.enabled()) spmd_options.tls = o.tls;
     spmd_options.rendezvous_timeout = rdv_timeout;
     spmd_options.stop = &g_stop;
     spmd_options.insecure_no_token = o.insecure_no_token;
-    if (Status open = sweep::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
-    auto met = sweep::MeetSpmd(std::move(spmd_options));
+    if (Status open = agent::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
+    auto met = agent::MeetSpmd(std::move(spmd_options));
     if (!met.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + met.status().message());
     if (me.rank != 0) return kExitOk;  // rank 0 prints the verdict
     own_agent = std::move(met->own_agent);

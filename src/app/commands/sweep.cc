@@ -18,8 +18,8 @@
 #include "net/auth.h"
 #include "net/rank.h"
 #include "fabric/fabric.h"
-#include "sweep/agent.h"
-#include "sweep/discovery.h"
+#include "agent/local_agent.h"
+#include "agent/members.h"
 #include "report/sweep_text.h"
 #include "sweep/runner.h"
 #include "sys/sysroot.h"
@@ -76,9 +76,9 @@ int ExitFor(const model::SweepResult& r) {
   return kExitError;
 }
 
-Result<sweep::AgentConfig> AgentConfigFrom(const Options& o, const std::optional<std::string>& token) {
+Result<agent::AgentConfig> AgentConfigFrom(const Options& o, const std::optional<std::string>& token) {
   ASSIGN_OR_RETURN(control::HostPort listen, control::ParseHostPort(o.listen, 0));
-  sweep::AgentConfig c;
+  agent::AgentConfig c;
   c.bind = listen.host;
   c.control_port = listen.port;
   c.perf_port = 0;
@@ -145,11 +145,11 @@ int RunSweepCommand(const Options& o) {
 
   // Members: a list, a file, or the SPMD launch.
   std::vector<control::HostPort> agents;
-  std::unique_ptr<sweep::LocalAgent> own_agent;
-  std::unique_ptr<sweep::AgentRegistry> rendezvous;
+  std::unique_ptr<agent::LocalAgent> own_agent;
+  std::unique_ptr<agent::AgentRegistry> rendezvous;
   if (!o.agents.empty() || !o.agents_file.empty()) {
-    auto list = !o.agents.empty() ? sweep::ParseAgentList(o.agents, control::kDefaultControlPort)
-                                   : sweep::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
+    auto list = !o.agents.empty() ? agent::ParseAgentList(o.agents, control::kDefaultControlPort)
+                                   : agent::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
     if (!list.ok()) {
       // A wrong --agents is a usage error; an --agents-file that is missing, unreadable or empty could not run.
       if (!o.agents.empty()) return Usage(list.status().message());
@@ -158,7 +158,7 @@ int RunSweepCommand(const Options& o) {
     }
     agents = *list;
   } else {
-    auto spmd = sweep::DetectSweepRank(net::ProcessEnv(), o.world);
+    auto spmd = agent::DetectSweepRank(net::ProcessEnv(), o.world);
     if (!spmd.ok()) return Usage(spmd.status().message());
     if (!*spmd) {
       return Usage("no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
@@ -171,13 +171,13 @@ int RunSweepCommand(const Options& o) {
     LOG_INFO("sweep", "rank {} of {} (from {})", me.rank, me.size, me.source);
     auto config = AgentConfigFrom(o, token);
     if (!config.ok()) return Usage(config.status().message());
-    sweep::SpmdOptions spmd_options{me, *coordinator, *config, token};
+    agent::SpmdOptions spmd_options{me, *coordinator, *config, token};
     if (o.tls.enabled()) spmd_options.tls = o.tls;
     spmd_options.rendezvous_timeout = rdv_timeout;
     spmd_options.stop = &g_stop;
     spmd_options.insecure_no_token = o.insecure_no_token;
-    if (Status open = sweep::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
-    auto met = sweep::MeetSpmd(std::move(spmd_options));
+    if (Status open = agent::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
+    auto met = agent::MeetSpmd(std::move(spmd_options));
     if (!met.ok()) {
       std::cerr << "fabcheck sweep: rank " << me.rank << ": " << met.status().message() << "\n";
       return kExitError;

@@ -1,4 +1,4 @@
-#include "sweep/mtu_probe.h"
+#include "agent/mtu_probe.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -15,7 +15,7 @@
 
 #include "base/thread_group.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 namespace {
 
 constexpr char kMagic[6] = {'F', 'C', 'M', 'T', 'U', '1'};
@@ -241,4 +241,4 @@ Result<MtuProbeResult> ProbePathMtu(const MtuProbeOptions& o) {
   return result;
 }
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

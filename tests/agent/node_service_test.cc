@@ -1,6 +1,6 @@
 // What an agent answers the ladder (POST /v1/node, GET /v1/counters), on a
 // real capture of a DGX node, and through the agent's HTTP server.
-#include "ladder/node_service.h"
+#include "agent/node_service.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include "fabcheck/model/doctor.h"
 #include "fabcheck/model/inventory.h"
 
-namespace fabcheck::ladder {
+namespace fabcheck::agent {
 namespace {
 
 const std::string kCapture = std::string(FABCHECK_TESTDATA_DIR) + "/captures/dgx-h100-example.tar.gz";
@@ -85,12 +85,12 @@ TEST(NodeService, CountersOfEveryPortAndNetdev) {
 TEST(NodeService, ServedByTheAgent) {
   auto service = NodeService::Create({kCapture, "test", false});
   ASSERT_TRUE(service.ok());
-  sweep::AgentConfig config;
+  AgentConfig config;
   config.root = sys::SysRoot::Live();
   config.bind = "127.0.0.1";
   config.control_port = 0;
   NodeService::Wire(*service, config);
-  auto agent = sweep::LocalAgent::Start(config);
+  auto agent = LocalAgent::Start(config);
   ASSERT_TRUE(agent.ok()) << agent.status().message();
   control::AgentClient client({"127.0.0.1", (*agent)->control_port()}, {});
   auto node = client.Node({{"snapshot", false}}, std::chrono::seconds(30));
@@ -105,11 +105,11 @@ TEST(NodeService, ServedByTheAgent) {
   EXPECT_FALSE((*inv)["rdma_devices"].empty());
 
   // An agent without the service says so (501), never a crash.
-  sweep::AgentConfig bare;
+  AgentConfig bare;
   bare.root = sys::SysRoot::Live();
   bare.bind = "127.0.0.1";
   bare.control_port = 0;
-  auto old = sweep::LocalAgent::Start(bare);
+  auto old = LocalAgent::Start(bare);
   ASSERT_TRUE(old.ok());
   auto none = control::AgentClient({"127.0.0.1", (*old)->control_port()}, {}).Node({}, std::chrono::seconds(5));
   ASSERT_FALSE(none.ok());
@@ -117,4 +117,4 @@ TEST(NodeService, ServedByTheAgent) {
 }
 
 }  // namespace
-}  // namespace fabcheck::ladder
+}  // namespace fabcheck::agent

@@ -11,9 +11,9 @@
 #include "../fixtures/pod_limits.h"
 #include "control/budgets.h"
 #include "perf/server.h"
-#include "sweep/peer_test.h"
+#include "agent/peer_test.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 namespace {
 
 TEST(AgentClientBudget, AMemoryHungryTestRequestIsRefusedBeforeItsBuffersExist) {
@@ -53,4 +53,4 @@ TEST(AgentClientBudget, AMemoryHungryTestRequestIsRefusedBeforeItsBuffersExist) 
 }
 
 }  // namespace
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

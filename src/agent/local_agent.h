@@ -13,14 +13,14 @@
 #include "base/status.h"
 #include "control/api.h"
 #include "control/server.h"
-#include "sweep/mtu_probe.h"
+#include "agent/mtu_probe.h"
 #include "sys/sysroot.h"
 
 namespace fabcheck::perf {
 class Server;
 }
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 
 struct AgentConfig {
   std::string bind = "0.0.0.0";
@@ -66,4 +66,4 @@ class LocalAgent {
   std::unique_ptr<control::AgentServer> control_;
 };
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

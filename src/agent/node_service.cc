@@ -1,4 +1,4 @@
-#include "ladder/node_service.h"
+#include "agent/node_service.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -20,14 +20,14 @@
 #include "dl/nccl.h"
 #include "inventory/inventory.h"
 #include "inventory/snapshot.h"
-#include "ladder/coll_service.h"
+#include "agent/coll_service.h"
 #include "telemetry/ethtool_stats.h"
 #include "telemetry/port_reader.h"
 #include "sys/infiniband.h"
 #include "sys/net_class.h"
 #include "sys/procfs.h"
 
-namespace fabcheck::ladder {
+namespace fabcheck::agent {
 namespace {
 
 namespace fs = std::filesystem;
@@ -237,7 +237,7 @@ model::CounterSample SampleCounters(const sys::SysRoot& root) {
 
 Result<nlohmann::json> NodeService::Counters(const nlohmann::json&) const { return nlohmann::json(SampleCounters(root_)); }
 
-void NodeService::Wire(const std::shared_ptr<NodeService>& service, sweep::AgentConfig& config) {
+void NodeService::Wire(const std::shared_ptr<NodeService>& service, AgentConfig& config) {
   config.inventory = [service] { return service->Inventory(); };
   config.node = [service](const nlohmann::json& r) { return service->Node(r); };
   config.counters = [service](const nlohmann::json& r) { return service->Counters(r); };
@@ -245,4 +245,4 @@ void NodeService::Wire(const std::shared_ptr<NodeService>& service, sweep::Agent
   config.coll = [coll](const nlohmann::json& r) { return coll->Run(r); };
 }
 
-}  // namespace fabcheck::ladder
+}  // namespace fabcheck::agent

@@ -20,7 +20,7 @@
 #include "base/fd.h"
 #include "base/status.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 
 // The agent's side: answers probes on UDP `bind`:`port` until destroyed.
 class MtuEcho {
@@ -67,4 +67,4 @@ struct MtuProbeResult {
 // Unavailable when even min_size gets no answer (echo down, no route, firewall).
 Result<MtuProbeResult> ProbePathMtu(const MtuProbeOptions& options);
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

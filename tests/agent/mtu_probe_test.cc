@@ -1,9 +1,9 @@
 // The path-MTU probe against the agent's UDP echo, over loopback.
 #include <gtest/gtest.h>
 
-#include "sweep/mtu_probe.h"
+#include "agent/mtu_probe.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 namespace {
 
 TEST(MtuProbeTest, FindsTheLargestSizeOnLoopback) {
@@ -39,4 +39,4 @@ TEST(MtuProbeTest, NoEchoIsUnavailableWithinTheDeadline) {
 }
 
 }  // namespace
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

@@ -1,4 +1,4 @@
-#include "ladder/coll_service.h"
+#include "agent/coll_service.h"
 
 #include <fmt/format.h>
 
@@ -19,7 +19,7 @@
 #include "control/api.h"
 #include "net/auth.h"
 
-namespace fabcheck::ladder {
+namespace fabcheck::agent {
 namespace {
 
 constexpr int kMaxRanksPerNode = 64;
@@ -254,4 +254,4 @@ Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
   return answer;
 }
 
-}  // namespace fabcheck::ladder
+}  // namespace fabcheck::agent

@@ -21,10 +21,10 @@
 
 #include "base/status.h"
 #include "fabcheck/model/ladder.h"
-#include "sweep/agent.h"
+#include "agent/local_agent.h"
 #include "sys/sysroot.h"
 
-namespace fabcheck::ladder {
+namespace fabcheck::agent {
 
 struct NodeServiceOptions {
   std::string sysroot;            // "" = the live node
@@ -42,7 +42,7 @@ class NodeService {
   Result<nlohmann::json> Inventory() const;
   // Puts the handlers above, and the L4 ranks' (coll_service.h), into an
   // agent's configuration.
-  static void Wire(const std::shared_ptr<NodeService>& service, sweep::AgentConfig& config);
+  static void Wire(const std::shared_ptr<NodeService>& service, AgentConfig& config);
   const NodeServiceOptions& options() const { return options_; }
 
  private:
@@ -59,4 +59,4 @@ class NodeService {
 // statistics/, ethtool per-priority PFC counters where the driver has them).
 model::CounterSample SampleCounters(const sys::SysRoot& root);
 
-}  // namespace fabcheck::ladder
+}  // namespace fabcheck::agent

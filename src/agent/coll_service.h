@@ -30,7 +30,7 @@
 #include "base/status.h"
 #include "net/tls.h"
 
-namespace fabcheck::ladder {
+namespace fabcheck::agent {
 
 struct CollRankRequest {
   int first_rank = 0;
@@ -91,4 +91,4 @@ class CollService {
   std::atomic<bool> busy_{false};
 };
 
-}  // namespace fabcheck::ladder
+}  // namespace fabcheck::agent

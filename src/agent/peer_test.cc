@@ -1,4 +1,4 @@
-#include "sweep/peer_test.h"
+#include "agent/peer_test.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 
 #include "control/budgets.h"
 #include "perf/engine.h"
-#include "sweep/mtu_probe.h"
+#include "agent/mtu_probe.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 namespace {
 
 Result<model::PerfResult> RunPerf(const control::PeerTestRequest& r, const PeerTestEnv& env, model::PerfTest test,
@@ -101,4 +101,4 @@ Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& r,
   return out;
 }
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

@@ -1,4 +1,4 @@
-#include "sweep/agent.h"
+#include "agent/local_agent.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include "control/netif.h"
 #include "fabcheck/version.h"
 #include "perf/server.h"
-#include "sweep/peer_test.h"
+#include "agent/peer_test.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 
 Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   std::unique_ptr<LocalAgent> a(new LocalAgent());
@@ -73,4 +73,4 @@ LocalAgent::~LocalAgent() {
   if (perf_thread_.joinable()) perf_thread_.join();
 }
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

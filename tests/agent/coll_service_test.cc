@@ -1,6 +1,6 @@
 // The agent's side of L4 (POST /v1/coll): what it accepts, the command line
 // it builds, and a real job whose rank starts, fails and is reported.
-#include "ladder/coll_service.h"
+#include "agent/coll_service.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -11,7 +11,7 @@
 #include <iterator>
 #include <thread>
 
-namespace fabcheck::ladder {
+namespace fabcheck::agent {
 namespace {
 
 nlohmann::json Good() {
@@ -171,4 +171,4 @@ TEST(CollService, ABadRequestStartsNothing) {
 }
 
 }  // namespace
-}  // namespace fabcheck::ladder
+}  // namespace fabcheck::agent

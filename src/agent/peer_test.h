@@ -15,7 +15,7 @@
 #include "net/tls.h"
 #include "sys/sysroot.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 
 struct PeerTestEnv {
   std::optional<std::string> token;          // the perf server's shared token
@@ -26,4 +26,4 @@ struct PeerTestEnv {
 
 Result<control::PeerTestResponse> RunPeerTest(const control::PeerTestRequest& request, const PeerTestEnv& env);
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

@@ -1,4 +1,4 @@
-#include "sweep/discovery.h"
+#include "agent/members.h"
 
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
@@ -16,7 +16,7 @@
 #include "../net/test_certs.h"
 #include "control/client.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 namespace {
 
 net::EnvLookup Env(std::map<std::string, std::string> vars) {
@@ -251,4 +251,4 @@ TEST(DiscoveryTest, AnEndlessRendezvousAnswerEndsTheJoinNotTheRank) {
 }
 
 }  // namespace
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

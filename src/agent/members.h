@@ -21,9 +21,9 @@
 #include "control/api.h"
 #include "net/rank.h"
 #include "net/tls.h"
-#include "sweep/agent.h"
+#include "agent/local_agent.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 
 // "a:1,b:2" -> endpoints (default port when left out); duplicates are an error.
 Result<std::vector<control::HostPort>> ParseAgentList(std::string_view list, int default_port);
@@ -110,4 +110,4 @@ Result<SpmdMembers> MeetSpmd(SpmdOptions options);
 // other): all of --tls-cert, --tls-key and --tls-ca, and a certificate that names its holder.
 Status CheckSpmdTls(const net::TlsFiles& files);
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent

@@ -1,4 +1,4 @@
-#include "sweep/discovery.h"
+#include "agent/members.h"
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -20,7 +20,7 @@
 #include "net/http_client.h"
 #include "net/http_service.h"
 
-namespace fabcheck::sweep {
+namespace fabcheck::agent {
 
 Result<std::vector<control::HostPort>> ParseAgentList(std::string_view list, int default_port) {
   std::vector<control::HostPort> out;
@@ -339,4 +339,4 @@ Result<SpmdMembers> MeetSpmd(SpmdOptions o) {
   return out;
 }
 
-}  // namespace fabcheck::sweep
+}  // namespace fabcheck::agent
