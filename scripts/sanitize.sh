@@ -37,7 +37,7 @@ esac
 
 # TSan covers the suites of the threaded code only: its 5-15x slowdown on
 # every other test buys nothing there.
-tsan_targets=(net_test control_test sweep_test coll_test telemetry_serving_test)
+tsan_targets=(net_test control_test agent_test sweep_test coll_test telemetry_serving_test)
 step="${SANITIZE_STEP:-all}"
 case "$step" in all | build | test) ;; *) echo "sanitize: SANITIZE_STEP must be all, build or test" >&2; exit 64 ;; esac
 . scripts/ccache-env.sh
