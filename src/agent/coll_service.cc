@@ -185,7 +185,7 @@ std::vector<std::pair<std::string, std::string>> CollRankEnv(const CollRankReque
 Result<nlohmann::json> CollService::Run(const nlohmann::json& body) {
   ASSIGN_OR_RETURN(CollRankRequest r, ParseCollRankRequest(body));
   if (busy_.exchange(true)) {
-    return UnavailableError("agent busy: it is already running the ranks of a collective job");
+    return FailedPreconditionError("agent busy: it is already running the ranks of a collective job");
   }
   struct Release {
     std::atomic<bool>& flag;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <condition_variable>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "net/auth.h"
 #include "net/http_client.h"
 #include "net/http_service.h"
+#include "net/json_call.h"
 
 namespace fabcheck::agent {
 
@@ -55,15 +57,6 @@ Result<std::vector<control::HostPort>> ReadAgentsFile(const std::string& path, i
   }
   if (out.empty()) return InvalidArgumentError(fmt::format("agents file {} lists no agent (one host:port per line)", path));
   return out;
-}
-
-Result<std::optional<net::LaunchRank>> DetectSweepRank(const net::EnvLookup& env, int world) {
-  ASSIGN_OR_RETURN(auto rank, net::DetectLaunchRank(env, world));
-  if (rank && rank->size < 2) {
-    return InvalidArgumentError(fmt::format("rank {} of {} ({}): a sweep needs at least two ranks", rank->rank,
-                                            rank->size, rank->source));
-  }
-  return rank;
 }
 
 struct AgentRegistry::Impl {
@@ -188,27 +181,18 @@ Result<std::vector<control::HostPort>> AgentRegistry::WaitForAll(std::chrono::mi
 
 namespace {
 
+// Rank 0's answers are a few hundred bytes: an endless or huge one (an
+// impostor at the coordinator's address) ends the call, not the rank. One
+// call ends within kBoardCallTime.
+constexpr size_t kMaxBoardAnswer = 64 << 10;
+constexpr std::chrono::seconds kBoardCallTime{10};
+
 httplib::Client MakeClient(const RendezvousClient& r) {
   httplib::Client http = net::MakeHttpClient(r.coordinator.host, r.coordinator.port, r.tls ? &*r.tls : nullptr);
   http.set_connection_timeout(std::chrono::seconds(2));
   http.set_read_timeout(std::chrono::seconds(5));
   if (r.token) http.set_bearer_token_auth(*r.token);
   return http;
-}
-
-// Rank 0's answers are a few hundred bytes: an endless or huge one (an
-// impostor at the coordinator's address) ends the call, not the rank.
-constexpr size_t kMaxRendezvousAnswer = 64 * 1024;
-
-net::BoundedRequest RendezvousRequest(std::string method, std::string path, std::string body, const std::string& where) {
-  net::BoundedRequest r;
-  r.method = std::move(method);
-  r.where = where + " " + r.method + " " + path;
-  r.path = std::move(path);
-  r.body = std::move(body);
-  r.max_body = kMaxRendezvousAnswer;
-  r.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  return r;
 }
 
 }  // namespace
@@ -221,27 +205,29 @@ Status JoinRendezvous(const RendezvousClient& rendezvous, const net::LaunchRank&
   bool cut_off = false;
   nlohmann::json body = {{"rank", me.rank}, {"size", me.size}, {"agent_port", agent_port}};
   if (!tls_name.empty()) body["tls_name"] = tls_name;
+  const net::TlsFiles* tls = rendezvous.tls ? &*rendezvous.tls : nullptr;
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop && stop->load()) return CancelledError("rendezvous: interrupted");
     auto http = MakeClient(rendezvous);
-    httplib::Error error = httplib::Error::Success;
-    auto res = net::SendBounded(http, RendezvousRequest("POST", "/v1/rendezvous/join", ToJsonText(body), where), &error);
-    if (res.ok() && res->status == 200) return Status::Ok();
-    if (res.ok() && (res->status == 400 || res->status == 401)) {
-      return InvalidArgumentError(fmt::format("{} refused rank {}: {}", where, me.rank, res->body));
+    net::JsonCall call{"POST", "/v1/rendezvous/join", ToJsonText(body), where, "", tls, rendezvous.coordinator.host};
+    call.max_body = kMaxBoardAnswer;
+    call.deadline = std::min(deadline, std::chrono::steady_clock::now() + kBoardCallTime);
+    httplib::Error no_answer = httplib::Error::Success;
+    auto joined = net::CallJson(http, call, &no_answer);
+    if (joined.ok()) return Status::Ok();
+    const StatusCode code = joined.status().code();
+    // Rank 0 answered and refused (a wrong token, a bad join), TLS failed, or
+    // the answer was too large to be a board's: the next try fares the same.
+    if (no_answer == httplib::Error::Success &&
+        (code == StatusCode::kInvalidArgument || code == StatusCode::kUnauthenticated ||
+         code == StatusCode::kPermissionDenied || code == StatusCode::kFailedPrecondition ||
+         code == StatusCode::kUnavailable || code == StatusCode::kResourceExhausted)) {
+      return Status(code, fmt::format("rank {}: {}", me.rank, joined.status().message()));
     }
-    if (!res.ok() && res.status().code() == StatusCode::kResourceExhausted) return res.status();  // an endless answer
-    if (!res.ok() && (error == httplib::Error::SSLServerVerification || error == httplib::Error::SSLConnection)) {
-      // Rank 0 answered, and TLS failed: a certificate that does not verify
-      // will not verify on the next try either.
-      return UnavailableError(net::HttpErrorText(error, where, rendezvous.tls ? &*rendezvous.tls : nullptr,
-                                                 rendezvous.coordinator.host, http.get_openssl_verify_result()));
-    }
-    last = res.ok() ? fmt::format("HTTP {}", res->status)
-                    : (error != httplib::Error::Success ? httplib::to_string(error) : res.status().message());
+    last = joined.status().message();
     // TLS 1.3 refuses a client certificate after the client's side of the
     // handshake is done: the client sees its request cut off, not a TLS error.
-    cut_off = !res.ok() && (error == httplib::Error::Read || error == httplib::Error::Write);
+    cut_off = no_answer == httplib::Error::Read || no_answer == httplib::Error::Write;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // rank 0 may not be up yet
   }
   return DeadlineExceededError(fmt::format(
@@ -260,12 +246,14 @@ Status WaitForFinish(const RendezvousClient& rendezvous, std::chrono::millisecon
   while (std::chrono::steady_clock::now() < deadline) {
     if (stop && stop->load()) return CancelledError("interrupted while the sweep ran");
     auto http = MakeClient(rendezvous);
-    httplib::Error error = httplib::Error::Success;
-    auto res = net::SendBounded(http, RendezvousRequest("GET", "/v1/rendezvous/state", "", where), &error);
-    if (res.ok() && res->status == 200) {
+    net::JsonCall call{"GET", "/v1/rendezvous/state", "", where, "", rendezvous.tls ? &*rendezvous.tls : nullptr,
+                       rendezvous.coordinator.host};
+    call.max_body = kMaxBoardAnswer;
+    call.deadline = std::chrono::steady_clock::now() + kBoardCallTime;
+    auto state = net::CallJson(http, call);
+    if (state.ok()) {
       misses = 0;
-      auto j = nlohmann::json::parse(res->body, nullptr, false);
-      if (j.is_object() && j.value("state", "") == "done") return Status::Ok();
+      if (state->is_object() && state->value("state", "") == "done") return Status::Ok();
     } else if (++misses >= 5) {
       // Rank 0 is gone: it finished (and exited) or died; either way we stop.
       LOG_INFO("sweep", "coordinator {} no longer answers; leaving", rendezvous.coordinator.ToString());
@@ -336,6 +324,62 @@ Result<SpmdMembers> MeetSpmd(SpmdOptions o) {
   }
   out.registry->SetState("running");
   out.agents = std::move(all).value();
+  return out;
+}
+
+Result<Members> FindMembers(const MemberOptions& o, const net::EnvLookup& env) {
+  Members out;
+  if (!o.agents.empty() && !o.agents_file.empty()) {
+    return InvalidArgumentError("give either --agents or --agents-file, not both");
+  }
+  if (!o.agents.empty() || !o.agents_file.empty()) {
+    auto list = !o.agents.empty() ? ParseAgentList(o.agents, control::kDefaultControlPort)
+                                  : ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
+    if (!list.ok() && !o.agents.empty()) return InvalidArgumentError(list.status().message());
+    // An --agents-file that is missing, unreadable, empty or malformed is an
+    // input the command could not run on (exit 3), not a mistake of the
+    // command line's words (64): never InvalidArgument.
+    if (!list.ok()) {
+      const StatusCode code = list.status().code();
+      return Status(code == StatusCode::kInvalidArgument ? StatusCode::kFailedPrecondition : code,
+                    list.status().message());
+    }
+    out.agents = std::move(list).value();
+    return out;
+  }
+  auto spmd = net::DetectLaunchRank(env, o.world);
+  if (!spmd.ok()) return InvalidArgumentError(spmd.status().message());
+  if (!*spmd) {
+    return InvalidArgumentError(
+        "no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
+        "srun/mpirun/an Indexed Job and --coordinator HOST:PORT (see --help)");
+  }
+  const net::LaunchRank me = **spmd;
+  if (me.size < o.min_ranks) {
+    return InvalidArgumentError(fmt::format("rank {} of {} ({}): a {} needs at least {} ranks", me.rank, me.size,
+                                            me.source, o.command, o.min_ranks));
+  }
+  if (o.coordinator.empty()) return InvalidArgumentError("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
+  auto coordinator = control::ParseHostPort(o.coordinator, kDefaultRendezvousPort);
+  if (!coordinator.ok()) return InvalidArgumentError("--coordinator " + coordinator.status().message());
+  LOG_INFO(o.command, "rank {} of {} (from {})", me.rank, me.size, me.source);
+  const std::string rank = fmt::format("rank {}: ", me.rank);
+  if (!o.own_agent) return InternalError(rank + "no agent configuration for an SPMD launch");
+  auto config = o.own_agent();
+  if (!config.ok()) return Status(config.status().code(), rank + config.status().message());
+  SpmdOptions spmd_options{me, *coordinator, std::move(config).value(), o.token};
+  spmd_options.tls = o.tls;
+  spmd_options.rendezvous_timeout = o.rendezvous_timeout;
+  spmd_options.stop = o.stop;
+  spmd_options.insecure_no_token = o.insecure_no_token;
+  // Serving without a token beyond loopback is the command line's to fix (64).
+  if (Status open = CheckSpmdListen(spmd_options); !open.ok()) return InvalidArgumentError(rank + open.message());
+  auto met = MeetSpmd(std::move(spmd_options));
+  if (!met.ok()) return Status(met.status().code(), rank + met.status().message());
+  out.own_agent = std::move(met->own_agent);
+  out.registry = std::move(met->registry);
+  out.agents = std::move(met->agents);
+  out.rank_done = me.rank != 0;
   return out;
 }
 

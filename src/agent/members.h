@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,14 +26,14 @@
 
 namespace fabcheck::agent {
 
+// The port of rank 0's rendezvous when --coordinator names none.
+inline constexpr int kDefaultRendezvousPort = 18522;
+
 // "a:1,b:2" -> endpoints (default port when left out); duplicates are an error.
 Result<std::vector<control::HostPort>> ParseAgentList(std::string_view list, int default_port);
 // One endpoint per line; blank lines and # comments ignored. Errors name file:line.
 Result<std::vector<control::HostPort>> ReadAgentsFile(const std::string& path, int default_port);
 
-// The launcher's rank for a sweep: nullopt without launcher variables;
-// InvalidArgument when they are garbage, or name a world of fewer than two.
-Result<std::optional<net::LaunchRank>> DetectSweepRank(const net::EnvLookup& env, int world);
 
 // Rank 0's side of the SPMD rendezvous: an HTTP endpoint where the ranks
 // register the port of their agent, and later learn that the sweep is over.
@@ -109,5 +110,35 @@ Result<SpmdMembers> MeetSpmd(SpmdOptions options);
 // TLS in an SPMD launch is mutual (the ranks are servers and clients of each
 // other): all of --tls-cert, --tls-key and --tls-ca, and a certificate that names its holder.
 Status CheckSpmdTls(const net::TlsFiles& files);
+
+// Who takes part, the one way every coordinator (sweep, ladder, kv) finds
+// its members: --agents, --agents-file, or an SPMD launch (net::DetectLaunchRank).
+struct MemberOptions {
+  std::string command;        // "sweep", "ladder": names the log line
+  std::string agents;         // --agents host[:port],...
+  std::string agents_file;    // --agents-file F
+  std::string coordinator;    // --coordinator HOST[:PORT] (SPMD; port kDefaultRendezvousPort when left out)
+  int world = 0;              // --world N (a Kubernetes Indexed Job tells only the index)
+  int min_ranks = 1;          // the fewest ranks the command can work with
+  std::optional<std::string> token;
+  std::optional<net::TlsFiles> tls;  // SPMD: mutual TLS among the ranks (CheckSpmdTls)
+  std::chrono::milliseconds rendezvous_timeout{std::chrono::minutes(10)};
+  const std::atomic<bool>* stop = nullptr;
+  bool insecure_no_token = false;  // SPMD: serve without a token or mutual TLS beyond loopback (CheckSpmdListen)
+  // This rank's own agent in an SPMD launch; asked only there.
+  std::function<Result<AgentConfig>()> own_agent;
+};
+struct Members {
+  std::vector<control::HostPort> agents;    // in rank order for an SPMD launch
+  std::unique_ptr<LocalAgent> own_agent;    // SPMD
+  std::unique_ptr<AgentRegistry> registry;  // SPMD rank 0: SetState("done") when finished
+  // SPMD ranks other than 0: their agent served until rank 0 finished; they exit 0.
+  bool rank_done = false;
+};
+// InvalidArgument for what the command line must fix (exit 64: two sources,
+// a malformed --agents list, launcher variables that make no sense, no
+// --coordinator); another code for an --agents-file that cannot be used
+// (exit 3) and when the ranks could not meet, prefixed "rank N: ".
+Result<Members> FindMembers(const MemberOptions& options, const net::EnvLookup& env);
 
 }  // namespace fabcheck::agent

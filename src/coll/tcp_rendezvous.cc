@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "fabcheck/model/json_fields.h"
 #include "net/http_client.h"
+#include "net/json_call.h"
 #include "net/http_service.h"
 
 namespace fabcheck::coll {
@@ -300,7 +301,7 @@ Result<std::unique_ptr<RendezvousServer>> RendezvousServer::Start(const std::str
       res.set_content(R"({"ok":true})", "application/json");
       return;
     }
-    res.status = s.code() == StatusCode::kFailedPrecondition ? 409 : 400;
+    res.status = net::HttpStatusFor(s.code());  // 409 for a rank claimed twice, 400 for a bad join
     res.set_content(ToJsonText(json{{"error", s.message()}}), "application/json");
   };
   // The board is not thread-safe: every handler holds the lock.
@@ -401,53 +402,38 @@ Result<json> TcpRankExchange::Call(const std::string& method, const std::string&
   http.set_read_timeout(cap(std::chrono::milliseconds(10000)));
   http.set_write_timeout(cap(std::chrono::milliseconds(10000)));
   if (config_.token) http.set_bearer_token_auth(*config_.token);
-  const std::string where = fmt::format("the rendezvous at {}:{}", host_, port_);
-  net::BoundedRequest request;
-  request.method = method;
-  request.path = path;
-  if (body != nullptr) request.body = body->dump();
+  net::JsonCall call{method, path, body ? body->dump() : "", fmt::format("the rendezvous at {}:{}", host_, port_), "",
+                     tls, host_};
   // The board's answers list at most every rank's host: an answer longer
   // than this is not a fabcheck rendezvous, and must not fill this rank's memory.
-  request.max_body = kMaxRendezvousAnswer;
+  call.max_body = kMaxRendezvousAnswer;
   // One call's deadline (the exchange's own wait ends the loop around it, with its message).
-  request.deadline = std::chrono::steady_clock::now() + cap(std::chrono::milliseconds(12000));
-  request.where = where;
-  httplib::Error err = httplib::Error::Success;
-  auto res = net::SendBounded(http, request, &err);
-  if (!res.ok() && (err == httplib::Error::SSLServerVerification || err == httplib::Error::SSLConnection)) {
-    // the same on every retry
-    return UnavailableError(net::HttpErrorText(err, where, tls, host_, http.get_openssl_verify_result()));
-  }
-  if (!res.ok() && err == httplib::Error::Success && res.status().code() != StatusCode::kDeadlineExceeded) {
-    return res.status();  // too large, out of memory: the same on every retry
-  }
-  if (!res.ok() && err == httplib::Error::Success) {
-    *retryable = true;  // a slow answer: the exchange's deadline decides
-    return UnavailableError(res.status().message());
-  }
-  if (!res.ok()) {
+  call.deadline = std::chrono::steady_clock::now() + cap(std::chrono::milliseconds(12000));
+  httplib::Error no_answer = httplib::Error::Success;
+  auto answer = net::CallJson(http, call, &no_answer);
+  if (no_answer != httplib::Error::Success) {
     *retryable = true;  // rank 0 may not be listening yet
-    return UnavailableError(fmt::format("cannot reach {}: {}", where, httplib::to_string(err)));
+    return UnavailableError(fmt::format("cannot reach {}: {}", call.where, httplib::to_string(no_answer)));
   }
-  json j;
-  try {
-    j = json::parse(res->body, nullptr, false);
-  } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(fmt::format("{}: out of memory parsing its answer", where));
+  if (answer.ok() && answer->is_object()) return answer;
+  const StatusCode code = answer.ok() ? StatusCode::kDataLoss : answer.status().code();
+  switch (code) {
+    case StatusCode::kUnauthenticated:
+      return UnauthenticatedError(fmt::format("{} refused our token (give every rank the same --token-file)", call.where));
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kFailedPrecondition:
+      return Status(code, fmt::format("{} refused rank {}: {}", call.where, config_.rank, answer.status().message()));
+    case StatusCode::kDeadlineExceeded:
+      *retryable = true;  // a slow answer: the exchange's deadline decides
+      return UnavailableError(answer.status().message());
+    case StatusCode::kResourceExhausted:  // too large, out of memory: the same on every retry
+    case StatusCode::kUnavailable:        // TLS failed, or rank 0 cannot serve
+      return answer.status();
+    default:
+      return UnavailableError(fmt::format(
+          "{} (not a fabcheck coll rendezvous? is HOST:PORT rank 0's address, and rank 0 the same fabcheck version?)",
+          answer.ok() ? call.where + ": the answer is not a JSON object" : answer.status().message()));
   }
-  if (res->status == 401) {
-    return UnauthenticatedError(fmt::format("{} refused our token (give every rank the same --token-file)", where));
-  }
-  if ((res->status == 400 || res->status == 409) && j.is_object() && j.contains("error")) {
-    return InvalidArgumentError(fmt::format("{} refused rank {}: {}", where, config_.rank, j.value("error", "")));
-  }
-  if (res->status != 200 || !j.is_object()) {
-    return UnavailableError(
-        fmt::format("{} answered HTTP {} '{}': not a fabcheck coll rendezvous (is HOST:PORT "
-                    "rank 0's address, and rank 0 the same fabcheck version?)",
-                    where, res->status, Excerpt(res->body)));
-  }
-  return j;
 }
 
 Result<Meeting> TcpRankExchange::Exchange(int rank, const std::string& host, const dl::ncclUniqueId& id) {

@@ -16,7 +16,9 @@
 //
 // With a token configured every route but /v1/health needs the header
 // "Authorization: Bearer <token>"; otherwise 401. Errors are
-// {"error": "..."} with 400 (bad request), 401, 409 (busy), 500, 501, 503.
+// {"error": "..."} with 400 (bad request), 401, 409 (busy), 429 (over one of
+// the agent's budgets, or out of memory), 500, 501, 503, 504: the one table of
+// net/json_call.h.
 #pragma once
 
 #include <nlohmann/json.hpp>

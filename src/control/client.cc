@@ -7,10 +7,10 @@
 #include <mutex>
 
 #include "base/log.h"
-#include "base/units.h"
 #include "control/budgets.h"
 #include "net/address.h"
 #include "net/http_client.h"
+#include "net/json_call.h"
 
 namespace fabcheck::control {
 
@@ -46,53 +46,18 @@ Result<nlohmann::json> AgentClient::Call(const std::string& method, const std::s
     http.set_bearer_token_auth(*options_.token);
     if (!tls && !net::IsLoopbackAddress(endpoint_.host)) WarnTokenInClearText(endpoint_);
   }
-  const std::string where = fmt::format("agent {} {} {}", endpoint_.ToString(), method, path);
-  net::BoundedRequest request;
-  request.method = method;
-  request.path = path;
-  request.body = body;
-  request.max_body = MaxAnswerBytes(path);
+  net::JsonCall call;
+  call.method = method;
+  call.path = path;
+  call.body = body;
+  call.where = fmt::format("agent {} {} {}", endpoint_.ToString(), method, path);
+  call.unreachable_hint = "(is 'fabcheck agent' running there and the port open?)";
+  call.tls = tls;
+  call.tls_name = endpoint_.tls_name.empty() ? endpoint_.host : endpoint_.tls_name;
+  call.max_body = MaxAnswerBytes(path);
   // The whole call, answer included, within connect + write + the route's wait.
-  request.deadline = std::chrono::steady_clock::now() + 2 * options_.connect_timeout + read_timeout;
-  request.where = where;
-  httplib::Error err = httplib::Error::Success;
-  auto res = net::SendBounded(http, request, &err);
-  if (!res.ok()) {
-    if (err == httplib::Error::Success) return res.status();  // a limit: too large, too late, out of memory
-    if (err == httplib::Error::SSLServerVerification || err == httplib::Error::SSLConnection) {
-      return UnavailableError(net::HttpErrorText(err, where, tls,
-                                                 endpoint_.tls_name.empty() ? endpoint_.host : endpoint_.tls_name,
-                                                 http.get_openssl_verify_result()));
-    }
-    if (err == httplib::Error::Read || err == httplib::Error::ConnectionTimeout) {
-      return DeadlineExceededError(fmt::format("{}: no answer ({}) within the timeout", where, httplib::to_string(err)));
-    }
-    return UnavailableError(fmt::format("{}: {} (is 'fabcheck agent' running there and the port open?)", where,
-                                        httplib::to_string(err)));
-  }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(res->body, nullptr, false);
-  } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(fmt::format("{}: out of memory parsing a {} answer", where, FormatSize(res->body.size())));
-  }
-  if (res->status != 200) {
-    // An agent (or whatever answers on its port) may send anything: only a
-    // string "error" is taken as the message.
-    std::string message =
-        j.is_object() && j.contains("error") && j["error"].is_string() ? j["error"].get<std::string>()
-                                                                               : res->body.substr(0, 300);
-    StatusCode code = res->status == 401   ? StatusCode::kUnauthenticated
-                      : res->status == 400 ? StatusCode::kInvalidArgument
-                      : res->status == 409 ? StatusCode::kResourceExhausted
-                      : res->status == 501 ? StatusCode::kUnimplemented
-                      : res->status == 504 ? StatusCode::kDeadlineExceeded
-                      : res->status == 503 ? StatusCode::kUnavailable
-                                           : StatusCode::kInternal;
-    return Status(code, fmt::format("{}: HTTP {}: {}", where, res->status, message));
-  }
-  if (j.is_discarded()) return DataLossError(fmt::format("{}: the answer is not JSON", where));
-  return j;
+  call.deadline = std::chrono::steady_clock::now() + 2 * options_.connect_timeout + read_timeout;
+  return net::CallJson(http, call);
 }
 
 Result<nlohmann::json> AgentClient::Health() const { return Call("GET", "/v1/health", "", options_.read_timeout); }

@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/malloc_arenas.h"
 #include "base/strings.h"
+#include "net/json_call.h"
 
 namespace fabcheck::control {
 namespace {
@@ -36,33 +37,20 @@ class TestSlot {
   std::atomic<int>& running_;
 };
 
-// Runs a route's work; running out of memory is the request's error (HTTP
-// 409, the agent goes on), never the agent's end.
+// Runs a route's work; running out of memory is the request's error
+// (ResourceExhausted, HTTP 429: the agent goes on), never the agent's end.
 template <typename Fn>
 void OrOutOfMemory(httplib::Response& res, const char* what, Fn fn) {
   try {
     fn();
   } catch (const std::bad_alloc&) {
     res.body.clear();
-    Error(res, 409, fmt::format("{}: the agent ran out of memory serving this request (ask for less)", what));
+    Error(res, net::HttpStatusFor(StatusCode::kResourceExhausted),
+          fmt::format("{}: the agent ran out of memory serving this request (ask for less)", what));
   }
   // A heavy request (tests, transfers, the node's snapshot) frees what it
   // took, but the allocator keeps it; give it back to the GPU node.
   base::ReturnFreedMemory();
-}
-
-int HttpStatusFor(StatusCode code) {
-  switch (code) {
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kUnauthenticated: return 401;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kResourceExhausted: return 409;
-    case StatusCode::kUnimplemented: return 501;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kDeadlineExceeded: return 504;
-    default: return 500;
-  }
 }
 
 }  // namespace
@@ -122,7 +110,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
         return;
       }
       auto inv = self->options_.inventory();
-      if (!inv.ok()) return Error(res, HttpStatusFor(inv.status().code()), inv.status().message());
+      if (!inv.ok()) return Error(res, net::HttpStatusFor(inv.status().code()), inv.status().message());
       Reply(res, 200, *inv);
     });
     // Ladder routes: the work is the wired-in handler's; one at a time per
@@ -140,7 +128,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
         std::lock_guard lock(self->node_mu_);
         OrOutOfMemory(res, what, [&] {
           auto answer = (*handler)(request);
-          if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
+          if (!answer.ok()) return Error(res, net::HttpStatusFor(answer.status().code()), answer.status().message());
           Reply(res, 200, *answer);
         });
       };
@@ -159,11 +147,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       LOG_INFO("agent", "collective ranks requested by {}", req.remote_addr);
       OrOutOfMemory(res, "/v1/coll", [&] {
         auto answer = self->options_.coll(request);
-        if (!answer.ok()) {
-          int status =
-              answer.status().code() == StatusCode::kUnavailable ? 409 : HttpStatusFor(answer.status().code());
-          return Error(res, status, answer.status().message());
-        }
+        if (!answer.ok()) return Error(res, net::HttpStatusFor(answer.status().code()), answer.status().message());
         Reply(res, 200, *answer);
       });
     });
@@ -177,7 +161,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       }
       if (self->running_tests_.fetch_add(1) >= self->options_.max_concurrent_tests) {
         self->running_tests_.fetch_sub(1);
-        return Error(res, 409,
+        return Error(res, net::HttpStatusFor(StatusCode::kFailedPrecondition),
                      fmt::format("agent busy: {} tests already running", self->options_.max_concurrent_tests));
       }
       TestSlot slot(self->running_tests_);
@@ -185,7 +169,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       OrOutOfMemory(res, "/v1/kv", [&] {
         auto answer = self->options_.kv(request);
         self->tests_.fetch_add(1);
-        if (!answer.ok()) return Error(res, HttpStatusFor(answer.status().code()), answer.status().message());
+        if (!answer.ok()) return Error(res, net::HttpStatusFor(answer.status().code()), answer.status().message());
         Reply(res, 200, *answer);
       });
     });
@@ -195,7 +179,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       if (!request.ok()) return Error(res, 400, request.status().message());
       if (self->running_tests_.fetch_add(1) >= self->options_.max_concurrent_tests) {
         self->running_tests_.fetch_sub(1);
-        return Error(res, 409,
+        return Error(res, net::HttpStatusFor(StatusCode::kFailedPrecondition),
                      fmt::format("agent busy: {} tests already running", self->options_.max_concurrent_tests));
       }
       LOG_INFO("agent", "test {} -> {} ({}) from {}", self->options_.info.name, request->peer_name, request->peer,
@@ -204,7 +188,7 @@ Result<std::unique_ptr<AgentServer>> AgentServer::Start(AgentServerOptions optio
       OrOutOfMemory(res, "/v1/test", [&] {
         auto response = self->options_.run_test(*request);
         self->tests_.fetch_add(1);
-        if (!response.ok()) return Error(res, HttpStatusFor(response.status().code()), response.status().message());
+        if (!response.ok()) return Error(res, net::HttpStatusFor(response.status().code()), response.status().message());
         Reply(res, 200, *response);
       });
     });

@@ -156,7 +156,7 @@ TEST(CollService, OneJobAtATime) {
   auto second = service.Run(Good());
   first.join();
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(second.status().message().find("busy"), std::string::npos);
   EXPECT_TRUE(service.Run(Good()).ok());  // free again once the first is done
 }

@@ -69,16 +69,50 @@ TEST(DiscoveryTest, AgentsFileNamesTheBadLine) {
   std::remove(path.c_str());
 }
 
-TEST(DiscoveryTest, ASweepNeedsTwoRanks) {
-  auto one = DetectSweepRank(Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}), 0);
-  ASSERT_FALSE(one.ok());
-  EXPECT_NE(one.status().message().find("at least two"), std::string::npos) << one.status().message();
-  auto two = DetectSweepRank(Env({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}}), 0);
-  ASSERT_TRUE(two.ok() && two->has_value());
-  EXPECT_EQ((*two)->rank, 1);
-  auto none = DetectSweepRank(Env({}), 0);
-  ASSERT_TRUE(none.ok());
-  EXPECT_FALSE(none->has_value());
+TEST(FindMembersTest, OneSourceOfMembers) {
+  MemberOptions o;
+  o.command = "sweep";
+  o.agents = "a,b:7";
+  o.agents_file = "/etc/fabcheck/agents";
+  auto both = FindMembers(o, Env({}));
+  EXPECT_EQ(both.status().code(), StatusCode::kInvalidArgument);
+  o.agents_file.clear();
+  auto listed = FindMembers(o, Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}}));
+  ASSERT_TRUE(listed.ok()) << listed.status().message();
+  ASSERT_EQ(listed->agents.size(), 2u);  // a list wins over the launcher's variables
+  EXPECT_EQ(listed->agents[0].port, control::kDefaultControlPort);
+  EXPECT_EQ(listed->agents[1].port, 7);
+  EXPECT_EQ(listed->own_agent, nullptr);
+  o.agents = "a,a";
+  EXPECT_EQ(FindMembers(o, Env({})).status().code(), StatusCode::kInvalidArgument);
+  o.agents.clear();
+  o.agents_file = "/nonexistent/agents";
+  auto missing = FindMembers(o, Env({}));
+  ASSERT_FALSE(missing.ok());
+  // An input that cannot be read: the command could not run (exit 3), not usage (64).
+  EXPECT_NE(missing.status().code(), StatusCode::kInvalidArgument) << missing.status().ToString();
+  EXPECT_NE(missing.status().message().find("/nonexistent/agents"), std::string::npos) << missing.status().ToString();
+}
+
+TEST(FindMembersTest, WhatAnSpmdLaunchMustSay) {
+  MemberOptions o;
+  o.command = "sweep";
+  o.min_ranks = 2;
+  auto none = FindMembers(o, Env({}));
+  ASSERT_EQ(none.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("no members"), std::string::npos) << none.status().message();
+  auto one = FindMembers(o, Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}));
+  ASSERT_EQ(one.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(one.status().message().find("at least 2"), std::string::npos) << one.status().message();
+  auto no_coordinator = FindMembers(o, Env({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}}));
+  ASSERT_EQ(no_coordinator.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(no_coordinator.status().message().find("--coordinator"), std::string::npos);
+  o.coordinator = "head:99999";
+  auto bad = FindMembers(o, Env({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}}));
+  ASSERT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("--coordinator"), std::string::npos) << bad.status().message();
+  auto garbage = FindMembers(o, Env({{"SLURM_PROCID", "x"}, {"SLURM_NTASKS", "2"}}));
+  EXPECT_EQ(garbage.status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(DiscoveryTest, AgentRegistryOnLoopback) {
@@ -88,9 +122,9 @@ TEST(DiscoveryTest, AgentRegistryOnLoopback) {
   RendezvousClient wrong_token{at.coordinator, std::string("nope")};
   (*r)->AddSelf(0, {"127.0.0.1", 1000});
   std::atomic<bool> stop{false};
-  // A wrong token is refused at once, not retried until the timeout.
+  // A wrong token is refused at once (401: Unauthenticated, as every client maps it), not retried until the timeout.
   Status wrong = JoinRendezvous(wrong_token, Rank(1, 3), 1001, "", std::chrono::seconds(5), &stop);
-  EXPECT_EQ(wrong.code(), StatusCode::kInvalidArgument) << wrong.message();
+  EXPECT_EQ(wrong.code(), StatusCode::kUnauthenticated) << wrong.message();
   EXPECT_TRUE(JoinRendezvous(at, Rank(1, 3), 1001, "", std::chrono::seconds(5), &stop).ok());
   auto partial = (*r)->WaitForAll(std::chrono::milliseconds(300), &stop);
   ASSERT_FALSE(partial.ok());
@@ -190,6 +224,48 @@ TEST(DiscoveryTest, SpmdRanksMeetOverMutualTls) {
   met->registry->SetState("done");
   rank1.join();
   EXPECT_TRUE(rank1_status.ok()) << rank1_status.message();
+}
+
+// Two ranks as srun starts them (SLURM_PROCID / SLURM_NTASKS), each with its
+// own agent, meeting at rank 0 the way `sweep` and `ladder` do.
+TEST(FindMembersTest, SrunRanksMeetAtRankZero) {
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> stop{false};
+  auto options = [&] {
+    MemberOptions o;
+    o.command = "ladder";
+    o.coordinator = "127.0.0.1:" + std::to_string(port);
+    o.token = std::string("s3cret-s3cret");
+    o.rendezvous_timeout = std::chrono::seconds(10);
+    o.stop = &stop;
+    o.own_agent = []() -> Result<AgentConfig> {
+      AgentConfig c;
+      c.bind = "127.0.0.1";
+      c.control_port = 0;
+      c.root = sys::SysRoot::Live();
+      return c;
+    };
+    return o;
+  };
+  Result<Members> rank1 = InternalError("rank 1 did not run");
+  std::thread other([&] { rank1 = FindMembers(options(), Env({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}})); });
+  auto rank0 = FindMembers(options(), Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}));
+  if (!rank0.ok()) {
+    stop = true;
+    other.join();
+    FAIL() << rank0.status().message();
+  }
+  EXPECT_FALSE(rank0->rank_done);
+  ASSERT_EQ(rank0->agents.size(), 2u);
+  ASSERT_NE(rank0->own_agent, nullptr);
+  EXPECT_EQ(rank0->agents[0].port, rank0->own_agent->control_port());
+  ASSERT_NE(rank0->registry, nullptr);
+  rank0->registry->SetState("done");
+  other.join();
+  ASSERT_TRUE(rank1.ok()) << rank1.status().message();
+  EXPECT_TRUE(rank1->rank_done);
+  EXPECT_TRUE(rank1->agents.empty());
 }
 
 TEST(DiscoveryTest, SpmdTlsRefusesRanksOutsideTheJob) {

@@ -10,13 +10,13 @@
 #include "base/json_text.h"
 #include "base/log.h"
 #include "base/malloc_arenas.h"
-#include "control/netif.h"
 #include "control/server.h"
 #include "fabcheck/version.h"
 #include "kv/fan.h"
 #include "agent/node_service.h"
 #include "net/address.h"
 #include "net/auth.h"
+#include "agent/config.h"
 #include "agent/local_agent.h"
 #include "sys/sysroot.h"
 
@@ -65,56 +65,27 @@ int RunAgent(const AgentOptions& o) {
              loopback ? "every user and container of this host"
              : mutual_tls ? "every holder of a certificate of --tls-ca" : "--insecure-no-token was given");
   }
-  agent::AgentConfig config;
-  config.bind = listen->host;
-  config.control_port = listen->port;
-  config.perf_port = o.perf_port;
-  config.name = o.name;
-  // perf moves data through this node's NICs, whatever --sysroot answers.
-  config.root = sys::SysRoot::Live();
+  agent::AgentFlags flags;
+  flags.listen = o.listen;
+  flags.perf_port = o.perf_port;
+  flags.name = o.name;
+  flags.data_ifaces = o.data_ifaces;
+  flags.data_addrs = o.data_addrs;
   if (!o.token_file.empty()) {
     auto token = net::ReadTokenFile(o.token_file);
     if (!token.ok()) {
       std::cerr << "fabcheck agent: " << token.status().message() << "\n";
       return kExitError;
     }
-    config.token = *token;
+    flags.token = *token;
   }
-  if (o.tls.enabled()) {
-    auto tls = net::TlsContext::ForServer(o.tls);
-    if (!tls.ok()) {
-      std::cerr << "fabcheck agent: " << tls.status().message() << "\n";
-      return kExitUsage;
-    }
-    config.tls = *tls;
-    config.tls_files = o.tls;
-    if (!o.tls.ca.empty()) {
-      // Mutual TLS: the perf channel between agents is TLS too, each agent
-      // presenting its own certificate to the others.
-      auto peer = net::TlsContext::ForClient(o.tls);
-      if (!peer.ok()) {
-        std::cerr << "fabcheck agent: " << peer.status().message() << "\n";
-        return kExitUsage;
-      }
-      config.peer_tls = *peer;
-    }
+  if (o.tls.enabled()) flags.tls = o.tls;
+  auto built = agent::BuildAgentConfig(flags);
+  if (!built.ok()) {
+    std::cerr << "fabcheck agent: " << built.status().message() << "\n";
+    return built.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitError;
   }
-  for (const auto& iface : o.data_ifaces) {
-    auto rail = control::RailFromInterface(iface);
-    if (!rail.ok()) {
-      std::cerr << "fabcheck agent: " << rail.status().message() << "\n";
-      return kExitError;
-    }
-    config.rails.push_back(*rail);
-  }
-  for (const auto& addr : o.data_addrs) {
-    auto rail = control::RailFromAddress(addr);
-    if (!rail.ok()) {
-      std::cerr << "fabcheck agent: " << rail.status().message() << "\n";
-      return kExitError;
-    }
-    config.rails.push_back(*rail);
-  }
+  agent::AgentConfig config = std::move(built).value();
   // Inventory, doctor, snapshot and counters for the ladder, from the live
   // node or from --sysroot.
   auto service = agent::NodeService::Create({o.sysroot, kVersion, o.sysroot.empty()});

@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "base/units.h"
 #include "control/api.h"
+#include "agent/members.h"
 #include "kv/fan.h"
 #include "kv/run.h"
 #include "kv/sizing.h"
@@ -164,12 +165,10 @@ int RunFanCommand(const KvArgs& a, const kv::RunOptions& run) {
   kv::FanOptions o;
   o.run = run;
   o.fan_out = a.fan_out;
-  for (const std::string& item : Split(a.agents, ',')) {
-    if (Trim(item).empty()) continue;
-    auto hp = control::ParseHostPort(Trim(item), control::kDefaultControlPort);
-    if (!hp.ok()) return Usage("--agents '" + item + "': " + hp.status().message());
-    o.members.push_back(*hp);
-  }
+  // The member list every coordinator reads (a member named twice is refused).
+  auto members = agent::ParseAgentList(a.agents, control::kDefaultControlPort);
+  if (!members.ok()) return Usage(members.status().message());
+  o.members = std::move(members).value();
   o.control.token = run.client.token;
   o.control.connect_timeout = run.client.connect_timeout;
   if (a.tls.enabled()) o.control.tls = a.tls;

@@ -30,6 +30,7 @@
 #include "net/auth.h"
 #include "net/rank.h"
 #include "report/ladder_text.h"
+#include "agent/config.h"
 #include "agent/local_agent.h"
 #include "agent/members.h"
 #include "sys/sysroot.h"
@@ -112,28 +113,19 @@ std::chrono::milliseconds Ms(double seconds) { return std::chrono::milliseconds(
 
 // This rank's agent (SPMD), with the node service wired in.
 Result<agent::AgentConfig> OwnAgentConfig(const Options& o, const std::optional<std::string>& token) {
-  ASSIGN_OR_RETURN(control::HostPort listen, control::ParseHostPort(o.listen, 0));
-  agent::AgentConfig c;
-  c.bind = listen.host;
-  c.control_port = listen.port;
-  c.perf_port = 0;
-  c.token = token;
-  c.root = sys::SysRoot::Live();  // perf moves data through this node's NICs
-  for (const auto& i : o.data_ifaces) {
-    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromInterface(i));
-    c.rails.push_back(r);
-  }
-  for (const auto& a : o.data_addrs) {
-    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromAddress(a));
-    c.rails.push_back(r);
-  }
+  agent::AgentFlags f;
+  f.listen = o.listen;
+  f.default_port = 0;
+  f.data_ifaces = o.data_ifaces;
+  f.data_addrs = o.data_addrs;
+  f.token = token;
+  ASSIGN_OR_RETURN(agent::AgentConfig c, agent::BuildAgentConfig(f));
   ASSIGN_OR_RETURN(auto service, agent::NodeService::Create({o.sysroot, kVersion, true}));
   agent::NodeService::Wire(service, c);
   return c;
 }
 
 int RunLadderCommand(const Options& o) {
-  if (!o.agents.empty() && !o.agents_file.empty()) return Usage("give either --agents or --agents-file, not both");
   auto rungs = ladder::ParseRungSelection(o.rungs);
   if (!rungs.ok()) return Usage(rungs.status().message());
   if (o.pattern != "ring" && o.pattern != "pairwise" && o.pattern != "rails") {
@@ -227,46 +219,27 @@ int RunLadderCommand(const Options& o) {
   std::signal(SIGPIPE, SIG_IGN);
 
   // Members: a list, a file, or the SPMD launch (as `sweep` finds them).
-  std::vector<control::HostPort> agents;
-  std::unique_ptr<agent::LocalAgent> own_agent;
-  std::unique_ptr<agent::AgentRegistry> rendezvous;
-  const auto rdv_timeout = Ms(*rendezvous_timeout);
-  if (!o.agents.empty() || !o.agents_file.empty()) {
-    auto list = !o.agents.empty() ? agent::ParseAgentList(o.agents, control::kDefaultControlPort)
-                                   : agent::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
-    if (!list.ok()) {
-      // A wrong --agents is a usage error; an --agents-file that is missing, unreadable or empty could not run.
-      if (!o.agents.empty()) return Usage(list.status().message());
-      std::cerr << "fabcheck ladder: " << list.status().message() << "\n";
-      return kExitError;
-    }
-    agents = *list;
-  } else {
-    auto spmd = net::DetectLaunchRank(net::ProcessEnv(), o.world);
-    if (!spmd.ok()) return Usage(spmd.status().message());
-    if (!*spmd) {
-      return Usage("no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
-                   "srun/mpirun/an Indexed Job and --coordinator HOST:PORT (see --help)");
-    }
-    if (o.coordinator.empty()) return Usage("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
-    auto coordinator = control::ParseHostPort(o.coordinator, 18522);
-    if (!coordinator.ok()) return Usage("--coordinator " + coordinator.status().message());
-    const net::LaunchRank me = **spmd;
-    auto config = OwnAgentConfig(o, lo.token);
-    if (!config.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + config.status().message());
-    agent::SpmdOptions spmd_options{me, *coordinator, *config, lo.token};
-    if (o.tls.enabled()) spmd_options.tls = o.tls;
-    spmd_options.rendezvous_timeout = rdv_timeout;
-    spmd_options.stop = &g_stop;
-    spmd_options.insecure_no_token = o.insecure_no_token;
-    if (Status open = agent::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
-    auto met = agent::MeetSpmd(std::move(spmd_options));
-    if (!met.ok()) return Fail("rank " + std::to_string(me.rank) + ": " + met.status().message());
-    if (me.rank != 0) return kExitOk;  // rank 0 prints the verdict
-    own_agent = std::move(met->own_agent);
-    rendezvous = std::move(met->registry);
-    agents = std::move(met->agents);
+  agent::MemberOptions mo;
+  mo.command = "ladder";
+  mo.agents = o.agents;
+  mo.agents_file = o.agents_file;
+  mo.coordinator = o.coordinator;
+  mo.world = o.world;
+  mo.token = lo.token;
+  if (o.tls.enabled()) mo.tls = o.tls;
+  mo.rendezvous_timeout = Ms(*rendezvous_timeout);
+  mo.stop = &g_stop;
+  mo.insecure_no_token = o.insecure_no_token;
+  mo.own_agent = [&] { return OwnAgentConfig(o, lo.token); };
+  auto members = agent::FindMembers(mo, net::ProcessEnv());
+  if (!members.ok()) {
+    if (members.status().code() == StatusCode::kInvalidArgument) return Usage(members.status().message());
+    return Fail(members.status().message());
   }
+  if (members->rank_done) return kExitOk;  // rank 0 prints the verdict
+  std::vector<control::HostPort> agents = std::move(members->agents);
+  std::unique_ptr<agent::LocalAgent> own_agent = std::move(members->own_agent);
+  std::unique_ptr<agent::AgentRegistry> rendezvous = std::move(members->registry);
 
   std::optional<bundle::Writer> writer;
   if (!o.out.empty()) {

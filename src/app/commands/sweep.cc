@@ -18,6 +18,7 @@
 #include "net/auth.h"
 #include "net/rank.h"
 #include "fabric/fabric.h"
+#include "agent/config.h"
 #include "agent/local_agent.h"
 #include "agent/members.h"
 #include "report/sweep_text.h"
@@ -76,28 +77,17 @@ int ExitFor(const model::SweepResult& r) {
   return kExitError;
 }
 
-Result<agent::AgentConfig> AgentConfigFrom(const Options& o, const std::optional<std::string>& token) {
-  ASSIGN_OR_RETURN(control::HostPort listen, control::ParseHostPort(o.listen, 0));
-  agent::AgentConfig c;
-  c.bind = listen.host;
-  c.control_port = listen.port;
-  c.perf_port = 0;
-  c.token = token;
-  c.root = sys::SysRoot::Live();  // perf moves data through this node's NICs
-  for (const auto& i : o.data_ifaces) {
-    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromInterface(i));
-    c.rails.push_back(r);
-  }
-  for (const auto& a : o.data_addrs) {
-    ASSIGN_OR_RETURN(control::RailInfo r, control::RailFromAddress(a));
-    c.rails.push_back(r);
-  }
-  return c;
+agent::AgentFlags OwnAgentFlags(const Options& o, const std::optional<std::string>& token) {
+  agent::AgentFlags f;
+  f.listen = o.listen;
+  f.default_port = 0;
+  f.data_ifaces = o.data_ifaces;
+  f.data_addrs = o.data_addrs;
+  f.token = token;
+  return f;
 }
 
 int RunSweepCommand(const Options& o) {
-  int sources = (!o.agents.empty()) + (!o.agents_file.empty());
-  if (sources > 1) return Usage("give either --agents or --agents-file, not both");
   auto pattern = sweep::ParsePattern(o.pattern);
   if (!pattern.ok()) return Usage(pattern.status().message());
   auto bw_size = ParseSize(o.bw_size);
@@ -144,49 +134,29 @@ int RunSweepCommand(const Options& o) {
   const auto rdv_timeout = std::chrono::milliseconds(static_cast<int64_t>(*rendezvous_timeout * 1000));
 
   // Members: a list, a file, or the SPMD launch.
-  std::vector<control::HostPort> agents;
-  std::unique_ptr<agent::LocalAgent> own_agent;
-  std::unique_ptr<agent::AgentRegistry> rendezvous;
-  if (!o.agents.empty() || !o.agents_file.empty()) {
-    auto list = !o.agents.empty() ? agent::ParseAgentList(o.agents, control::kDefaultControlPort)
-                                   : agent::ReadAgentsFile(o.agents_file, control::kDefaultControlPort);
-    if (!list.ok()) {
-      // A wrong --agents is a usage error; an --agents-file that is missing, unreadable or empty could not run.
-      if (!o.agents.empty()) return Usage(list.status().message());
-      std::cerr << "fabcheck sweep: " << list.status().message() << "\n";
-      return kExitError;
-    }
-    agents = *list;
-  } else {
-    auto spmd = agent::DetectSweepRank(net::ProcessEnv(), o.world);
-    if (!spmd.ok()) return Usage(spmd.status().message());
-    if (!*spmd) {
-      return Usage("no members: give --agents host:port,..., --agents-file F, or launch one rank per node with "
-                   "srun/mpirun/an Indexed Job and --coordinator HOST:PORT (see --help)");
-    }
-    if (o.coordinator.empty()) return Usage("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
-    auto coordinator = control::ParseHostPort(o.coordinator, 18522);
-    if (!coordinator.ok()) return Usage("--coordinator " + coordinator.status().message());
-    const net::LaunchRank me = **spmd;
-    LOG_INFO("sweep", "rank {} of {} (from {})", me.rank, me.size, me.source);
-    auto config = AgentConfigFrom(o, token);
-    if (!config.ok()) return Usage(config.status().message());
-    agent::SpmdOptions spmd_options{me, *coordinator, *config, token};
-    if (o.tls.enabled()) spmd_options.tls = o.tls;
-    spmd_options.rendezvous_timeout = rdv_timeout;
-    spmd_options.stop = &g_stop;
-    spmd_options.insecure_no_token = o.insecure_no_token;
-    if (Status open = agent::CheckSpmdListen(spmd_options); !open.ok()) return Usage(open.message());
-    auto met = agent::MeetSpmd(std::move(spmd_options));
-    if (!met.ok()) {
-      std::cerr << "fabcheck sweep: rank " << me.rank << ": " << met.status().message() << "\n";
-      return kExitError;
-    }
-    if (me.rank != 0) return kExitOk;  // rank 0 prints the result
-    own_agent = std::move(met->own_agent);
-    rendezvous = std::move(met->registry);
-    agents = std::move(met->agents);
+  agent::MemberOptions mo;
+  mo.command = "sweep";
+  mo.agents = o.agents;
+  mo.agents_file = o.agents_file;
+  mo.coordinator = o.coordinator;
+  mo.world = o.world;
+  mo.min_ranks = 2;
+  mo.token = token;
+  if (o.tls.enabled()) mo.tls = o.tls;
+  mo.rendezvous_timeout = rdv_timeout;
+  mo.stop = &g_stop;
+  mo.insecure_no_token = o.insecure_no_token;
+  mo.own_agent = [&] { return agent::BuildAgentConfig(OwnAgentFlags(o, token)); };
+  auto members = agent::FindMembers(mo, net::ProcessEnv());
+  if (!members.ok()) {
+    if (members.status().code() == StatusCode::kInvalidArgument) return Usage(members.status().message());
+    std::cerr << "fabcheck sweep: " << members.status().message() << "\n";
+    return kExitError;
   }
+  if (members->rank_done) return kExitOk;  // rank 0 prints the result
+  std::vector<control::HostPort> agents = std::move(members->agents);
+  std::unique_ptr<agent::LocalAgent> own_agent = std::move(members->own_agent);
+  std::unique_ptr<agent::AgentRegistry> rendezvous = std::move(members->registry);
 
   sweep::SweepOptions so;
   so.pattern = *pattern;
