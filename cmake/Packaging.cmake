@@ -4,7 +4,8 @@
 #   /usr/bin/fabcheck                        stripped; Depends from dpkg-shlibdeps
 #   /usr/share/man/man1/fabcheck.1.gz        help2man from --help (with every command's --help)
 #   /usr/share/doc/fabcheck/                 README, docs/*.md, copyright, changelog
-#   /usr/share/fabcheck/{prometheus,grafana,kubernetes,profiles}/   alert rules, dashboard, manifests, profiles
+#   /usr/share/fabcheck/{prometheus,grafana,kubernetes,slurm,profiles}/   alert rules, dashboard, manifests,
+#                                            the sbatch script and node health check, profiles
 #   /usr/share/fabcheck/kv-models/           the kv model presets (also compiled in), as config.json excerpts
 #   /lib/systemd/system/fabcheck-{agent,exporter}.service, /etc/fabcheck/{agent,exporter}.conf
 set(FABCHECK_PACKAGE_MAINTAINER "fabcheck developers <fabcheck-devel@example.org>"
@@ -14,7 +15,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION share/doc/fabcheck)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION share/doc/fabcheck/docs FILES_MATCHING PATTERN "*.md")
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright DESTINATION share/doc/fabcheck)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/prometheus ${CMAKE_SOURCE_DIR}/deploy/grafana
-                  ${CMAKE_SOURCE_DIR}/deploy/kubernetes ${CMAKE_SOURCE_DIR}/profiles
+                  ${CMAKE_SOURCE_DIR}/deploy/kubernetes ${CMAKE_SOURCE_DIR}/deploy/slurm ${CMAKE_SOURCE_DIR}/profiles
         DESTINATION share/fabcheck)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/data/kv-models DESTINATION share/fabcheck)
 # Debian (bookworm) keeps systemd units in /lib/systemd/system and conffiles in /etc.

@@ -21,6 +21,7 @@
 #include "net/http_client.h"
 #include "net/http_service.h"
 #include "net/json_call.h"
+#include "net/slurm.h"
 
 namespace fabcheck::agent {
 
@@ -359,8 +360,19 @@ Result<Members> FindMembers(const MemberOptions& o, const net::EnvLookup& env) {
     return InvalidArgumentError(fmt::format("rank {} of {} ({}): a {} needs at least {} ranks", me.rank, me.size,
                                             me.source, o.command, o.min_ranks));
   }
-  if (o.coordinator.empty()) return InvalidArgumentError("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
-  auto coordinator = control::ParseHostPort(o.coordinator, kDefaultRendezvousPort);
+  std::string coordinator_text = o.coordinator;
+  if (coordinator_text.empty()) {
+    // Under srun rank 0 runs on the step's first node, whether or not the
+    // command was typed inside sbatch (where $(hostname) would also do).
+    auto first = net::SlurmFirstHost(env);
+    if (!first.ok()) return InvalidArgumentError(first.status().message());
+    if (!*first) {
+      return InvalidArgumentError("an SPMD launch needs --coordinator HOST:PORT (rank 0's address)");
+    }
+    coordinator_text = **first;
+    if (me.rank == 0) LOG_INFO(o.command, "rendezvous at {}:{}, the Slurm step's first node", coordinator_text, kDefaultRendezvousPort);
+  }
+  auto coordinator = control::ParseHostPort(coordinator_text, kDefaultRendezvousPort);
   if (!coordinator.ok()) return InvalidArgumentError("--coordinator " + coordinator.status().message());
   LOG_INFO(o.command, "rank {} of {} (from {})", me.rank, me.size, me.source);
   const std::string rank = fmt::format("rank {}: ", me.rank);

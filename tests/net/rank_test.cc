@@ -1,5 +1,6 @@
 // The launcher rank detector shared by `coll` and `sweep`.
 #include "net/rank.h"
+#include "net/slurm.h"
 
 #include <gtest/gtest.h>
 
@@ -93,6 +94,30 @@ TEST(DetectLaunchRank, BadValuesAreErrorsNamingTheVariable) {
   auto local = DetectLaunchRank(Env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_LOCALID", "?"}}), 0);
   ASSERT_TRUE(local.ok() && local->has_value());
   EXPECT_EQ((*local)->local_rank, -1);
+}
+
+TEST(SlurmNodeList, TheFirstHostIsRankZerosNode) {
+  EXPECT_EQ(*FirstSlurmHost("gpu01"), "gpu01");
+  EXPECT_EQ(*FirstSlurmHost("gpu01,gpu02"), "gpu01");
+  EXPECT_EQ(*FirstSlurmHost("gpu[003-010,012],login1"), "gpu003");
+  EXPECT_EQ(*FirstSlurmHost("gpu[7,9-12]"), "gpu7");
+  EXPECT_EQ(*FirstSlurmHost("rack[1-2]-n[07-08]"), "rack1-n07");
+  EXPECT_EQ(*FirstSlurmHost("node-a.cluster.example,node-b"), "node-a.cluster.example");
+  for (const char* bad : {"", "gpu[01-02", "[", "gpu]x", "a:b"}) {
+    auto r = FirstSlurmHost(bad);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  // The step's list wins over the job's (a step may run on part of the allocation).
+  std::map<std::string, std::string> vars = {{"SLURM_JOB_NODELIST", "a[1-4]"}, {"SLURM_STEP_NODELIST", "a[3-4]"}};
+  auto env = [&vars](const char* name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  EXPECT_EQ(**SlurmFirstHost(env), "a3");
+  vars.erase("SLURM_STEP_NODELIST");
+  EXPECT_EQ(**SlurmFirstHost(env), "a1");
+  vars.clear();
+  EXPECT_FALSE(SlurmFirstHost(env)->has_value());
 }
 
 }  // namespace
