@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -21,6 +22,11 @@ struct AgentTransport::Agent {
 };
 
 namespace {
+
+// Whether an agent's perf server runs verbs (what --transport auto asks).
+bool ServesVerbs(const std::optional<control::AgentInfo>& info) {
+  return info && std::find(info->transports.begin(), info->transports.end(), "verbs") != info->transports.end();
+}
 
 bool IsAgentFailure(const Status& s) {
   return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded;
@@ -110,6 +116,18 @@ std::vector<model::SweepMember> AgentTransport::Discover() {
   }
   AssignDisplayNames(&members);
   for (const auto& m : members) names_.push_back(m.display);
+  if (options_.test.transport == "auto") {
+    std::vector<std::string> tcp_only;
+    for (size_t i = 0; i < agents_.size(); ++i) {
+      if (agents_[i]->reachable && !ServesVerbs(agents_[i]->info)) tcp_only.push_back(names_[i]);
+    }
+    if (!tcp_only.empty()) {
+      LOG_WARN("sweep", "--transport auto: {} of {} agents serve no verbs ({}{}): their pairs run over TCP, not RDMA",
+               tcp_only.size(), agents_.size(), Join(std::vector<std::string>(tcp_only.begin(),
+                                                    tcp_only.begin() + std::min<size_t>(tcp_only.size(), 8)), ", "),
+               tcp_only.size() > 8 ? ", ..." : "");
+    }
+  }
   return members;
 }
 
@@ -134,6 +152,9 @@ std::optional<model::SweepPairResult> AgentTransport::Direction(const TestSpec& 
     return a.endpoint.host;
   };
   control::PeerTestRequest req = options_.test;
+  // auto: verbs where both ends' perf servers serve it, TCP otherwise
+  // (Discover said which agents lack it).
+  if (req.transport == "auto") req.transport = ServesVerbs(from.info) && ServesVerbs(to.info) ? "verbs" : "tcp";
   req.peer = address(to);
   req.peer_name = names_[s.b];
   req.perf_port = to.info->perf_port;
