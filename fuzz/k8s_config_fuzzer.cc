@@ -1,5 +1,5 @@
 // The YAML files beside the manifests: a lint config (--config) and a render
-// profile (k8s render --profile).
+// profile (k8s render --cluster-profile).
 #include <cstdint>
 #include <string>
 

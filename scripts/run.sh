@@ -129,7 +129,7 @@ ladder_demo() {
   echo "(4 agents up; the ladder takes about 15 s; progress in $out_dir/ladder.progress)"
   ip netns exec ${prefix}c "$bin" ladder --agents "$agents" --token-file "$token_file" --rungs L1-L3 \
     --transport tcp --parallel 1 \
-    --duration 0.5s --lat-duration 0.2s --out "$out_dir/ladder.tar.gz" >"$out_dir/ladder.txt" \
+    --duration 0.5s --lat-duration 0.2s -o "$out_dir/ladder.tar.gz" >"$out_dir/ladder.txt" \
     2>"$out_dir/ladder.progress" || rc=$?
   cat "$out_dir/ladder.txt"
   golive_summary+=("  ladder       $(head -1 "$out_dir/ladder.txt" | sed 's/^fabcheck ladder: //') (exit $rc)")

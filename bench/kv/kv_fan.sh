@@ -36,7 +36,7 @@ sleep 1
 echo "fabcheck kv --agents: $MEMBERS members on loopback, Llama-3-8B, $TOKENS-token prompts, $PAGE-token pages, ${DUR} s; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for mode in fan-in fan-out; do
   flag=""
-  [ "$mode" = fan-out ] && flag=--fan-out
+  flag="--direction $mode"
   ratios=() kvs=() l3s=()
   for _ in $(seq "$REPS"); do
     j=$("$FC" kv run --agents "$agents" $flag --model Llama-3-8B --tokens "$TOKENS" --page "$PAGE" --warmup 1 \

@@ -55,7 +55,7 @@ for rep in $(seq 1 "$REPS"); do
   t0=$(now)
   rc=0
   "$FC" ladder --agents-file "$WORK/agents.txt" --rungs L1L2.node,L1L2.cluster "${snap[@]}" --quiet \
-    --out "$WORK/bundle$rep" >"$WORK/ladder$rep.txt" || rc=$?
+    -o "$WORK/bundle$rep" >"$WORK/ladder$rep.txt" || rc=$?
   t1=$(now)
   [ "$rc" -le 2 ] || { echo "ladder failed (exit $rc):" >&2; cat "$WORK/ladder$rep.txt" >&2; exit 3; }
   ladder_times+=("$(echo "$t1 - $t0" | bc)")

@@ -12,6 +12,7 @@
 
 #include "app/command.h"
 #include "app/json_errors.h"
+#include "app/renamed.h"
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "base/log.h"
@@ -95,6 +96,69 @@ bool ExplainMissingCommand(int argc, char** argv, const std::vector<std::string>
   return true;
 }
 
+// The command words of a command line ("k8s", "lint") and where its own
+// arguments start: CLI11's tree walked over the leading words.
+struct CommandWords {
+  std::string path;     // "k8s lint"; "" when no command was found
+  size_t first_arg = 1;  // index in argv of the first argument after the command words
+  CLI::App* app = nullptr;
+};
+
+CommandWords FindCommand(CLI::App& root, const std::vector<std::string>& args) {
+  CommandWords found;
+  CLI::App* current = &root;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (current == &root && arg == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') {
+      if (current == &root) continue;  // a root option, or a mistake ExplainMissingCommand names
+      break;
+    }
+    CLI::App* sub = nullptr;
+    try {
+      sub = current->get_subcommand(arg);
+    } catch (const CLI::OptionNotFound&) {
+      break;
+    }
+    current = sub;
+    found.path += (found.path.empty() ? "" : " ") + arg;
+    found.first_arg = i + 1;
+    found.app = sub;
+  }
+  return found;
+}
+
+// "did you mean" for an option the command does not have.
+void SuggestOptions(const CommandWords& command, const std::vector<std::string>& args) {
+  if (command.app == nullptr) return;
+  std::vector<std::string> names;  // the command's and, through fallthrough, its parents'
+  for (const CLI::App* app = command.app; app != nullptr; app = app->get_parent()) {
+    for (const CLI::Option* o : app->get_options()) {
+      for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    }
+  }
+  for (size_t i = command.first_arg; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) != 0) continue;
+    arg = arg.substr(0, arg.find('='));
+    if (std::find(names.begin(), names.end(), arg) != names.end()) continue;
+    std::string best;
+    size_t best_distance = arg.size() > 6 ? 4 : 3;  // suggest only close names
+    for (const auto& n : names) {
+      size_t d = EditDistance(arg, n);
+      if (d < best_distance) best_distance = d, best = n;
+    }
+    std::cerr << "fabcheck " << command.path << ": unknown option '" << arg << "'"
+              << (best.empty() ? std::string(" (fabcheck " + command.path + " --help lists them)")
+                               : " (did you mean '" + best + "'?)")
+              << "\n";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,6 +175,9 @@ int main(int argc, char** argv) {
   std::string log_level;
   root.add_option("--log-level", log_level, "Diagnostics on stderr: error, warn (default), info, debug, trace")
       ->envname("FABCHECK_LOG_LEVEL");
+  bool parse_only = false;
+  root.add_flag("--parse-only", parse_only,
+                "Check the command line (options, types, ranges) and exit 0 without running it");
   root.footer("Run 'fabcheck COMMAND --help' for the options of a command.");
 
   auto specs = app::RegisteredCommands();
@@ -127,8 +194,21 @@ int main(int argc, char** argv) {
     if (wants_json) std::cout << ToJsonText(app::ErrorDocument(app::CommandPath(root), kExitUsage, errors), 2) << "\n";
     return kExitUsage;
   };
+  // Old spellings of renamed options still work for one release (tunables.h).
+  std::vector<std::string> args(argv, argv + argc);
+  const CommandWords command = FindCommand(root, args);
+  if (!command.path.empty()) {
+    std::vector<std::string> rest(args.begin() + static_cast<std::ptrdiff_t>(command.first_arg), args.end());
+    std::string notes;
+    rest = app::RewriteRenamedOptions(command.path, rest, &notes);
+    std::cerr << notes;
+    args.resize(command.first_arg);
+    args.insert(args.end(), rest.begin(), rest.end());
+  }
+  std::vector<char*> parse_argv;
+  for (auto& a : args) parse_argv.push_back(a.data());
   try {
-    root.parse(argc, argv);
+    root.parse(static_cast<int>(parse_argv.size()), parse_argv.data());
   } catch (const CLI::CallForHelp& e) {
     return root.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -143,8 +223,10 @@ int main(int argc, char** argv) {
       return usage_error({"fabcheck: no such command (run 'fabcheck --help')"});
     }
     root.exit(e);
+    SuggestOptions(command, args);
     return usage_error({std::string("fabcheck ") + app::CommandPath(root) + ": " + e.what()});
   }
+  if (parse_only) return kExitOk;
   if (!log_level.empty()) {
     auto level = log::ParseLevel(log_level);
     if (!level.ok()) {

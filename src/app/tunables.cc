@@ -1,5 +1,7 @@
 #include "app/tunables.h"
 
+#include "app/renamed.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +14,7 @@
 #include "base/exit_codes.h"
 #include "base/json_text.h"
 #include "agent/members.h"
+#include "base/units.h"
 
 namespace fabcheck::app {
 namespace {
@@ -47,6 +50,61 @@ std::string RangeText(int64_t min, int64_t max) {
 
 const std::vector<TunableRow>& AllTunables() { return Rows(); }
 
+const std::vector<RenamedOption>& RenamedOptions() {
+  static const std::vector<RenamedOption> renamed = {
+      {"ladder", "--out", {"--output"}, "-o/--output is where every command writes"},
+      {"sweep", "--rails", {"--all-rails"}, "--rails is a number of rails in fabric and sim"},
+      {"kv run", "--fan-out", {"--direction", "fan-out"}, "--fan-out is a number of members asked at once in ladder"},
+      {"fabric", "--check", {"--check-file"}, "--check is a flag (verify every result) in coll; --validate a flag in perf run"},
+      {"k8s lint", "--profile", {"--platform"}, "--profile is a hardware profile YAML in doctor, ladder, exporter"},
+      {"k8s render", "--profile", {"--cluster-profile"},
+       "--profile is a hardware profile YAML in doctor, ladder, exporter"},
+  };
+  return renamed;
+}
+
+std::vector<std::string> RewriteRenamedOptions(const std::string& command, const std::vector<std::string>& args,
+                                               std::string* notes) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {  // what follows is not an option
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    const RenamedOption* hit = nullptr;
+    std::string value;
+    bool inline_value = false;
+    for (const auto& r : RenamedOptions()) {
+      if (r.command != command) continue;
+      if (arg == r.old_name) hit = &r;
+      if (arg.rfind(r.old_name + "=", 0) == 0) {
+        hit = &r;
+        inline_value = true;
+        value = arg.substr(r.old_name.size() + 1);
+      }
+      if (hit) break;
+    }
+    if (!hit) {
+      out.push_back(arg);
+      continue;
+    }
+    std::string spelled;
+    for (const auto& w : hit->now) spelled += (spelled.empty() ? "" : " ") + w;
+    if (notes) {
+      *notes += fmt::format("fabcheck {}: {} is deprecated and goes in the next release; use {}\n", command,
+                            hit->old_name, spelled);
+    }
+    if (inline_value && hit->now.size() == 1) {
+      out.push_back(hit->now[0] + "=" + value);
+    } else {
+      out.insert(out.end(), hit->now.begin(), hit->now.end());
+      if (inline_value) out.push_back(value);
+    }
+  }
+  return out;
+}
+
 std::string TunablesMarkdown() {
   std::string out =
       "# fabcheck tunables\n\n"
@@ -64,6 +122,16 @@ std::string TunablesMarkdown() {
     }
     auto cell = [](const std::string& s) { return s.empty() ? std::string("") : "`" + s + "`"; };
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", r.name, r.type, cell(r.default_value), cell(r.env), r.doc);
+  }
+  out +=
+      "\n## Renamed options\n\n"
+      "One name means one thing with one type in every command. These spellings were renamed; the old one still\n"
+      "works for one release and prints a deprecation line on stderr.\n\n"
+      "| command | old spelling | now | why |\n|---|---|---|---|\n";
+  for (const auto& r : RenamedOptions()) {
+    std::string now;
+    for (const auto& w : r.now) now += (now.empty() ? "" : " ") + w;
+    out += fmt::format("| fabcheck {} | `{}` | `{}` | {} |\n", r.command, r.old_name, now, r.why);
   }
   return out;
 }
@@ -126,20 +194,23 @@ CLI::Option* Tunables::Port(const std::string& name, int& value, const std::stri
 
 CLI::Option* Tunables::Seconds(const std::string& name, double& value, const std::string& doc, bool zero_allowed,
                                const std::string& env) {
-  std::string hint = zero_allowed ? "seconds >= 0, 0 = no limit" : "seconds > 0";
+  // A duration with its unit, as every option of fabcheck takes one (5s,
+  // 500ms, 2m; a bare number is seconds), handed on as seconds.
+  std::string hint = zero_allowed ? "duration >= 0, 0 = no limit" : "duration > 0";
   auto check = CLI::Validator(
       [zero_allowed, hint](std::string& text) -> std::string {
-        errno = 0;
-        char* end = nullptr;
-        double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || end == text.c_str() || *end != '\0' || errno == ERANGE || !std::isfinite(v)) {
-          return fmt::format("'{}' is not a number of seconds ({})", text, hint);
+        auto v = ParseDurationSeconds(text);
+        if (!v.ok() || !std::isfinite(*v)) {
+          return fmt::format("'{}' is not a duration ({}: 10s, 500ms, 2m or seconds)", text, hint);
         }
-        if (v < 0 || (v == 0 && !zero_allowed)) return fmt::format("{} is out of range: {}", text, hint);
+        if (*v < 0 || (*v == 0 && !zero_allowed)) return fmt::format("{} is out of range: {}", text, hint);
+        text = fmt::format("{:.17g}", *v);
         return {};
       },
       hint);
-  auto* o = cmd_->add_option(name, value, doc)->capture_default_str()->check(check);
+  // transform, not check: CLI11 hands a check a copy, and the number in
+  // seconds must replace the text before the conversion to double.
+  auto* o = cmd_->add_option(name, value, doc)->capture_default_str()->transform(check);
   return Record(o, hint, env, doc);
 }
 

@@ -30,7 +30,7 @@ const char kWhatBundle[] =
 sys::ArchiveKind BundleArchive() {
   sys::ArchiveKind k;
   k.what = "bundle";
-  k.expected = "a .tar.gz written by `fabcheck ladder --out FILE.tar.gz`";
+  k.expected = "a .tar.gz written by `fabcheck ladder -o FILE.tar.gz`";
   k.remedy = "copy it again, or rerun `fabcheck ladder --out`";
   k.max_bytes = 4ull << 30;  // a large cluster's snapshots and logs; still bounded
   return k;

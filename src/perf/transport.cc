@@ -1,5 +1,7 @@
 #include "perf/transport.h"
 
+#include "perf/limits.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -18,7 +20,6 @@ namespace {
 constexpr uint64_t kMaxMessage = uint64_t{1} << 30;  // 1 GiB: far above perftest's 8 MiB sweep
 constexpr uint64_t kMaxIters = 1'000'000'000;
 constexpr double kMaxDurationS = 24 * 3600;
-constexpr int kMaxStreams = 1024;
 
 }  // namespace
 

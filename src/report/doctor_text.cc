@@ -62,7 +62,7 @@ std::string RenderDoctorText(const model::DoctorReport& report, bool verbose) {
   const auto& s = report.summary;
   out += fmt::format("\n{} fail, {} warn, {} unknown, {} info, {} pass", s.fail, s.warn, s.unknown, s.info, s.pass);
   if (!s.first_failing_rung.empty()) {
-    out += fmt::format(" -- fix rung {} first: higher rungs may fail only because of it", s.first_failing_rung);
+    out += fmt::format(" -- fix group {} first: the groups after it may fail only because of it", s.first_failing_rung);
   }
   out += "\n";
   if (s.unknown > 0) {

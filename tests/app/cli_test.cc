@@ -58,7 +58,7 @@ TEST(Cli, CountsAndTimeoutsAreChecked) {
   ExpectUsage("perf run host --iters 12x", "not a whole number");
   for (const char* bad : {"0", "-1", "nan", "inf", "soon"}) {
     ExpectUsage(std::string("perf run host --timeout ") + bad, "--timeout");
-    ExpectUsage(std::string("perf serve --timeout ") + bad, "seconds > 0");
+    ExpectUsage(std::string("perf serve --timeout ") + bad, "duration > 0");
   }
   ExpectUsage("perf serve --max-clients 0", "--max-clients");
   ExpectUsage("perf run host --streams 0", "--streams");

@@ -146,7 +146,7 @@ std::map<std::string, CommandTable> Table() {
          {"empty", "--from k8s @D/empty.json", 3},
          {"unreadable", "--from k8s @D/missing.json", 3},
          {"usage", "--from bogus @T/fabric/k8s-nodes.json", 64}},
-        {{"warn", "an import has no verdict; fabric --check is covered in tests/fabric"},
+        {{"warn", "an import has no verdict; fabric --check-file is covered in tests/fabric"},
          {"fail", "an import has no verdict"}}}},
       {"sim",
        {{{"pass", "--nodes 16 --rails 1 --nodes-per-leaf 4 --spines 2 --strategy pairwise --faults @D/slow-node.json "

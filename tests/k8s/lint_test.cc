@@ -244,7 +244,7 @@ TEST(Cli, ExitCodes) {
   EXPECT_EQ(RunFabcheck("k8s lint - --fail-on warning", warning_only).code, 2);
   EXPECT_EQ(RunFabcheck("k8s lint /nonexistent/x.yaml").code, 3);
   EXPECT_EQ(RunFabcheck("k8s lint - --format yaml", clean).code, 64);
-  EXPECT_EQ(RunFabcheck("k8s lint - --profile azure", clean).code, 64);
+  EXPECT_EQ(RunFabcheck("k8s lint - --platform azure", clean).code, 64);
   EXPECT_EQ(RunFabcheck("k8s lint -", "a: [1,\n").code, 2);               // malformed YAML is a finding
   RunOutput json = RunFabcheck("k8s lint - --format json", Pod(""));
   auto parsed = nlohmann::json::parse(json.out, nullptr, false);

@@ -114,7 +114,7 @@ TEST(Render, ExamplesInTheRepositoryAreUpToDate) {
     ASSERT_TRUE(p.ok()) << p.status().message();
     for (const auto& f : Render(*p)) {
       EXPECT_EQ(ReadFile(dir.path().string() + "/" + f.name), f.content)
-          << dir.path() << "/" << f.name << " is stale: run 'fabcheck k8s render --profile " << profile_path
+          << dir.path() << "/" << f.name << " is stale: run 'fabcheck k8s render --cluster-profile " << profile_path
           << " -o " << dir.path().string() << "'";
     }
     ++examples;

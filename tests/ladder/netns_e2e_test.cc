@@ -201,7 +201,7 @@ class NetnsLadderTest : public ::testing::Test {
                                      "--rungs", "L1-L3", "--transport", "tcp", "--duration", "0.5s",
                                      "--lat-duration", "0.2s", "--bw-size", "256K", "--token-file", dir_ + "/token",
                                      // One pair at a time: veth pairs share the CPU.
-                                     "--parallel", "1", "--out", bundle};
+                                     "--parallel", "1", "-o", bundle};
     args.insert(args.end(), extra.begin(), extra.end());
     int err = -1;
     const auto t0 = std::chrono::steady_clock::now();

@@ -130,7 +130,7 @@ for f in "$rootfs"/usr/share/fabcheck/kubernetes/*.yaml; do
 done
 grep -q "image: localhost/fabcheck@$digest" "$rootfs/tmp/pinned/agent-daemonset.yaml" || fail "deploy/kubernetes/agent-daemonset.yaml does not use localhost/fabcheck:$version"
 run k8s lint /tmp/pinned >"$out/lint.txt" || { cat "$out/lint.txt"; fail "k8s lint of the pinned deploy set"; }
-run k8s render --profile /usr/share/fabcheck/kubernetes/render-examples/sriov-roce/profile.yaml --image "$ref" \
+run k8s render --cluster-profile /usr/share/fabcheck/kubernetes/render-examples/sriov-roce/profile.yaml --image "$ref" \
   >"$rootfs/tmp/rendered.yaml" 2>"$out/render.err" || { cat "$out/render.err"; fail "k8s render --image in the image"; }
 [ "$(grep -c "image: $ref" "$rootfs/tmp/rendered.yaml")" -ge 2 ] || fail "rendered manifests do not carry --image $ref"
 ! grep -q "not pinned" "$out/render.err" || fail "render warned about a pinned image: $(cat "$out/render.err")"

@@ -162,7 +162,7 @@ Examples:
   fabcheck agent --tls-cert /etc/fabcheck/tls/tls.crt --tls-key /etc/fabcheck/tls/tls.key --token-file ...
   fabcheck agent --listen 10.0.0.5:18521 --data-addr 192.168.1.5 --data-addr 192.168.2.5   # two rails
 Then, from anywhere: fabcheck sweep --agents node1:18521,node2:18521,...
-                 or: fabcheck ladder --agents node1,node2,... --out golive.tar.gz)");
+                 or: fabcheck ladder --agents node1,node2,... -o golive.tar.gz)");
   return [o] { return RunAgent(*o); };
 }
 

@@ -64,8 +64,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "rate, PCIe generation/width and device control, MTU, PFC priority, HugePages/THP/NUMA\n"
          "balancing (docs/profiles.md). Without it expectations come from the node");
   t.List("--only", flags->options.only,
-         "Run only these rungs (L1, L2, RoCE, GDR, host, container, NCCL) and/or check IDs, comma separated",
-         "rung or check ID")
+         "Run only these check groups (L1, L2, RoCE, GDR, host, container, NCCL) and/or check IDs, comma\n"
+         "separated",
+         "group or check ID")
       ->delimiter(',');
   t.List("--env-file", flags->options.env_files,
          "Check a job's NCCL settings before launch: a file of KEY=VALUE lines (repeatable; they\n"
@@ -91,14 +92,15 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "command line. A check that cannot read what it needs reports 'unknown' with the reason: never a pass,\n"
       "never a failure (docs/verdicts.md).\n"
       "A GPU node without an ACTIVE RDMA port fails rdma.none (L1) unless --expect-transport tcp says TCP is meant.\n"
-      "Findings are grouped by rung; fix the lowest failing rung first.\n\n"
+      "Findings are grouped by check group (L1, L2, RoCE, GDR, host, container, NCCL); fix the lowest failing\n"
+      "group first.\n\n"
       "Examples:\n"
-      "  fabcheck doctor                                  check this node\n"
-      "  fabcheck doctor --profile profiles/dgx-h100-ib.yaml\n"
-      "  fabcheck doctor --only L1,nccl.ib-hca            one rung and one check\n"
-      "  fabcheck doctor --env-file job.env --only NCCL   a job's NCCL settings before launch\n"
-      "  fabcheck doctor --sysroot node07.tar.gz --json   a capture taken on another node\n"
-      "  fabcheck doctor --catalog > docs/checks.md       the catalog of check IDs");
+      "  fabcheck doctor                                    # check this node\n"
+      "  fabcheck doctor --profile /usr/share/fabcheck/profiles/dgx-h100-ib.yaml   # profiles/ in the source tree\n"
+      "  fabcheck doctor --only L1,nccl.ib-hca              # one group and one check\n"
+      "  fabcheck doctor --env-file job.env --only NCCL     # a job's NCCL settings before launch\n"
+      "  fabcheck doctor --sysroot node07.tar.gz --json     # a capture taken on another node\n"
+      "  fabcheck doctor --catalog > docs/checks.md         # the catalog of check IDs");
   return [flags] { return Run(*flags); };
 }
 

@@ -125,7 +125,7 @@ app::RunFn Setup(CLI::App& root) {
       ->delimiter(',');
   t.Path("-o,--output", o->output, "Write the fabric file here (stdout otherwise)");
   t.Flag("--json", o->json, "JSON instead of YAML");
-  t.Path("--check", o->check, "Check a fabric file and summarise it");
+  t.Path("--check-file", o->check, "Check a fabric file and summarise it");
   std::string labels;
   for (const auto& l : fabric::KnownLeafLabels()) labels += "  " + std::string(l.label) + "  (" + std::string(l.who) + ")\n";
   cmd->footer("Known leaf labels, tried in this order:\n" + labels + R"(
@@ -133,7 +133,7 @@ Examples:
   kubectl get nodes -o json > nodes.json && fabcheck fabric --from k8s nodes.json -o fabric.yaml
   ibnetdiscover > ib.txt && fabcheck fabric --from ibnetdiscover ib.txt -o fabric.yaml
   fabcheck fabric --from lldp gpu01=gpu01.json gpu02=gpu02.json --iface ens1f0np0,ens2f0np0 -o fabric.yaml
-  fabcheck fabric --check fabric.yaml
+  fabcheck fabric --check-file fabric.yaml
   fabcheck sweep --agents-file nodes.txt --topology fabric.yaml --strategy adaptive
 Exit code: 0 written or valid, 3 the input or the file is wrong or unreadable (the message says where), 64 usage.
 See docs/fabric.md for the schema and each source.)");

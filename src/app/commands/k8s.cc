@@ -171,7 +171,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       ->required();
   fabcheck::app::Tunables lt(lint, "k8s lint");
   lt.Path("--config", lint_opts->config, "Config file: rules include/exclude, ignorePaths, severity, params");
-  lt.Text("--profile", lint_opts->profile, "Platform: generic (default), gke, aks, coreweave, openshift",
+  lt.Text("--platform", lint_opts->profile, "Platform: generic (default), gke, aks, coreweave, openshift",
           "generic|gke|aks|coreweave|openshift")
       ->check(CLI::IsMember({"generic", "gke", "aks", "coreweave", "openshift"}));
   lt.Text("--format", lint_opts->format, "text (default), json (fabcheck.k8s-lint/v1) or sarif (2.1.0)",
@@ -185,10 +185,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   lint->footer(
       "Examples:\n"
       "  fabcheck k8s lint deploy/ manifests/job.yaml\n"
-      "  helm template charts/train | fabcheck k8s lint - --profile coreweave\n"
+      "  helm template charts/train | fabcheck k8s lint - --platform coreweave\n"
       "  fabcheck k8s lint k8s/ --format sarif > fabcheck.sarif\n"
       "  fabcheck k8s lint k8s/ --config fabcheck-lint.yaml --fail-on warning\n"
-      "  fabcheck k8s lint ~/src/network-operator/example --profile openshift\n"
+      "  fabcheck k8s lint ~/src/network-operator/example --platform openshift\n"
       "Suppress one rule on one object: metadata.annotations fabcheck.io/ignore-<ID>: \"<reason>\".\n"
       "Templates (Helm, Go) are not YAML until rendered: lint the output of 'helm template'.\n"
       "Exit codes: 0 no finding at warning or above, 1 warnings below --fail-on, 2 findings at or above\n"
@@ -198,7 +198,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   auto render_opts = std::make_shared<RenderOptions>();
   auto* render = cmd->add_subcommand("render", "Render the manifests fabcheck needs from a cluster profile");
   fabcheck::app::Tunables rt(render, "k8s render");
-  rt.Path("--profile", render_opts->profile, "Cluster profile YAML (see deploy/kubernetes/render-examples/)")
+  rt.Path("--cluster-profile", render_opts->profile, "Cluster profile YAML (see deploy/kubernetes/render-examples/)")
       ->required();
   rt.Path("-o,--output", render_opts->out_dir, "Write one file per part into this folder (default: stdout)");
   rt.Text("--image", render_opts->image,
@@ -213,9 +213,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "host-device, macvlan, ipvlan), master, subnet, mtu, vlan, gpusPerNode, nicsPerNode, nodes, agentPort,\n"
       "exporterPort, sweepPort, nodeSelector.\n"
       "Example:\n"
-      "  fabcheck k8s render --profile deploy/kubernetes/render-examples/sriov-roce/profile.yaml -o out/\n"
-      "  fabcheck k8s render --profile p.yaml --image \"$(cat build/image/fabcheck-*.oci.tar.ref)\" | kubectl apply -f -\n"
-      "  fabcheck k8s render --profile p.yaml --image registry.example.com/fabcheck:0.1.0@sha256:<64 hex>\n"
+      "  fabcheck k8s render --cluster-profile deploy/kubernetes/render-examples/sriov-roce/profile.yaml -o out/\n"
+      "  fabcheck k8s render --cluster-profile p.yaml --image \"$(cat build/image/fabcheck-*.oci.tar.ref)\" | kubectl apply -f -\n"
+      "  fabcheck k8s render --cluster-profile p.yaml --image registry.example.com/fabcheck:0.1.0@sha256:$DIGEST\n"
+      "      # $DIGEST: the image's 64-hex sha256 digest\n"
       "Exit codes: 0 rendered, 1 rendered with warnings (the image is not pinned by digest), 3 the profile\n"
       "could not be read or a file not written, 64 usage or a bad profile.");
 

@@ -36,7 +36,7 @@ struct KvArgs {
   std::string host, transport = "tcp", duration, pool = "256M";
   std::string device, server_device, gid_index = "auto", server_gid_index = "auto", mem = "host", server_mem = "host";
   std::string token_file, agents;
-  bool fan_out = false;
+  std::string direction = "fan-in";  // --direction fan-in|fan-out
   net::TlsFiles tls;
   int port = perf::kDefaultPort, inflight = 1;
   uint64_t requests = 0, warmup = 2;
@@ -51,8 +51,8 @@ int Usage(const std::string& message) {
 
 void SizeOptions(app::Tunables& t, SizeArgs& a) {
   t.Text("--model", a.model,
-         "Model preset (see fabcheck kv models: Llama-3-8B, Llama-3-70B, Llama-3-405B, Qwen2.5-72B, DeepSeek-V3) or a "
-         "config.json file; the options below override it",
+         "Model preset (Llama-3-8B, Llama-3-70B, Llama-3-405B, Qwen2.5-72B, DeepSeek-V3; 'fabcheck kv models' lists "
+         "them) or a config.json file; the options below override it",
          "name|file");
   t.Integer("--layers", a.layers, "Transformer layers (config.json num_hidden_layers)", 0, 4096);
   t.Integer("--kv-heads", a.kv_heads, "KV heads (num_key_value_heads)", 0, 1 << 20);
@@ -164,7 +164,7 @@ Result<std::optional<int>> GidIndex(const std::string& text) {
 int RunFanCommand(const KvArgs& a, const kv::RunOptions& run) {
   kv::FanOptions o;
   o.run = run;
-  o.fan_out = a.fan_out;
+  o.fan_out = a.direction == "fan-out";
   // The member list every coordinator reads (a member named twice is refused).
   auto members = agent::ParseAgentList(a.agents, control::kDefaultControlPort);
   if (!members.ok()) return Usage(members.status().message());
@@ -195,7 +195,7 @@ int RunKv(const KvArgs& a, const CLI::App& cmd) {
   if (a.host.empty() == a.agents.empty()) {
     return Usage("give the decode side's perf server (HOST), or --agents for transfers between agents, not both");
   }
-  if (a.fan_out && a.agents.empty()) return Usage("--fan-out goes with --agents");
+  if (a.direction == "fan-out" && a.agents.empty()) return Usage("--direction fan-out goes with --agents");
   kv::RunOptions o;
   o.sizing = *sizing;
   perf::ClientOptions& c = o.client;
@@ -325,9 +325,13 @@ app::RunFn Setup(CLI::App& root) {
   rt.Text("--server-mem", a->server_mem, "Server KV cache: host or cuda:N", "host|cuda:N");
   rt.Text("--agents", a->agents,
           "Transfers between agents, all at once: the first is the decode side every other one writes into "
-          "(fan-in); with --fan-out the first writes into every other one",
+          "(fan-in); with --direction fan-out the first writes into every other one",
           "host[:port],...");
-  rt.Flag("--fan-out", a->fan_out, "With --agents: the first agent writes into all the others at once");
+  rt.Text("--direction", a->direction,
+          "With --agents: fan-in (every other agent writes into the first) or fan-out (the first writes into all "
+          "the others at once)",
+          "fan-in|fan-out")
+      ->check(CLI::IsMember({"fan-in", "fan-out"}));
   rt.Path("--token-file", a->token_file, "The server's (or the agents') shared token, when it requires one");
   rt.Tls(a->tls, app::Tunables::TlsRole::kClient);
   rt.Seconds("--connect-timeout", a->connect_timeout, "Seconds to connect");
@@ -340,7 +344,7 @@ app::RunFn Setup(CLI::App& root) {
       "  fabcheck kv run node2 --model DeepSeek-V3 --requests 50 --ttft-budget-ms 200 --json\n"
       "  fabcheck kv run node2 --transport verbs --device mlx5_0 --mem cuda:0 --server-mem cuda:0\n"
       "  fabcheck kv run --agents decode1,prefill1,prefill2,prefill3 --model Llama-3-70B     # fan-in (3 -> 1)\n"
-      "  fabcheck kv run --agents prefill1,decode1,decode2 --fan-out --json                 # fan-out (1 -> 2)\n"
+      "  fabcheck kv run --agents prefill1,decode1,decode2 --direction fan-out --json      # fan-out (1 -> 2)\n"
       "Before the transfer both ends' MTU, GID type and memory registration are compared; then the L3 bandwidth at\n"
       "the page size (as many streams as --inflight) and the KV transfer run in the same run; the ratio is kv / L3.\n"
       "Exit codes: 0 ok, 1 warnings (below the L3 goal), 2 failed (mismatch, budget, peer error), 3 could not run, "

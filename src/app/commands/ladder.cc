@@ -276,7 +276,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Text("--agents", o->agents, "Members: agents host[:port],... (port 18521 when left out)", "host[:port] list");
   t.Path("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
   t.Text("--coordinator", o->coordinator,
-         "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)", "host:port");
+         "SPMD launch: rank 0's HOST[:PORT] where the ranks meet (port 18522 when left out; Kubernetes: the\n"
+         "headless Service name; under srun the step's first node when left out)",
+         "host[:port]");
   t.Integer("--world", o->world, "Number of ranks when the environment gives only the rank (Indexed Job)", 0, 1 << 20);
   t.Text("--rungs", o->rungs,
          "Rungs to run: all, L1..L4, a range (L1-L3) or rung IDs (L1L2.node, L1L2.cluster, L2.path, L3, L4)",
@@ -338,7 +340,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.List("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail", "interface");
   t.List("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail", "address");
   t.Path("--sysroot", o->sysroot, "SPMD: read this rank's node from a fixture or capture (tests)");
-  t.Path("-o,--out", o->out, "Write the evidence bundle here: a new directory, or FILE.tar.gz");
+  t.Path("-o,--output", o->out, "Write the evidence bundle here: a new directory, or FILE.tar.gz");
   t.Flag("--json", o->json, "Print the manifest (schema fabcheck.ladder/v1) instead of the verdict");
   t.Flag("--quiet", o->quiet, "No progress lines on stderr");
   cmd->footer(R"(Rungs, bottom-up; each runs on the members that passed the rungs below:
@@ -366,9 +368,10 @@ TCP only, an unreachable member), 3 could not run, 64 bad command line. Ctrl-C s
 flight and keeps what was measured; a second Ctrl-C exits at once.
 
 Examples:
-  fabcheck ladder --agents n1,n2,n3,n4 --profile profiles/dgx-h100-ib.yaml --out golive.tar.gz
-  fabcheck ladder --agents-file nodes.txt --rungs L1-L3 --keep-going --out run1/
-  srun -N16 --ntasks-per-node=1 fabcheck ladder --coordinator $(hostname):18522 --data-iface ib0 --out r.tar.gz
+  fabcheck ladder --agents n1,n2,n3,n4 --profile /usr/share/fabcheck/profiles/dgx-h100-ib.yaml -o golive.tar.gz
+  fabcheck ladder --agents-file nodes.txt --rungs L1-L3 --keep-going -o run1/
+  srun -N16 --ntasks-per-node=1 fabcheck ladder --data-iface ib0 -o r.tar.gz   # rank 0: the first node
+  sbatch /usr/share/fabcheck/slurm/fabcheck-ladder.sbatch                     # the same, as a batch job
   fabcheck report golive.tar.gz -o report.html
 See docs/ladder.md.)");
   return [o] { return RunLadderCommand(*o); };

@@ -15,6 +15,7 @@
 #include "base/units.h"
 #include "net/auth.h"
 #include "perf/engine.h"
+#include "perf/limits.h"
 #include "perf/server.h"
 #include "report/perf_table.h"
 #include "sys/sysroot.h"
@@ -242,7 +243,7 @@ app::RunFn Setup(CLI::App& root) {
   st.Text("--max-mem", sa->max_mem, "Buffer memory one test may use here", "size (K/M/G)");
   st.Text("--max-total-mem", sa->max_total_mem, "Buffer memory of all tests together", "size (K/M/G)");
   st.Seconds("--max-duration", sa->max_duration, "Seconds one test may run", /*zero_allowed=*/true);
-  st.Integer("--max-streams", sa->max_streams, "Streams/QPs one test may open", 1, 4096);
+  st.Integer("--max-streams", sa->max_streams, "Streams/QPs one test may open", 1, fabcheck::perf::kMaxStreams);
   st.Seconds("--timeout", sa->timeout, "Seconds any wait on a client may block");
   st.Flag("--json", sa->json,
           "The ready line as JSON (schema fabcheck.perf-serve/v1, with the port); errors as fabcheck.error/v1");
@@ -265,7 +266,7 @@ app::RunFn Setup(CLI::App& root) {
   rt.Count("--iters", ra->iters, "Measured iterations per stream/QP (default 5000 bw, 1000 lat)", 1, 1'000'000'000);
   rt.Text("--duration", ra->duration, "Measure for this long per size instead (10s, 500ms)", "duration");
   rt.Count("--warmup", ra->warmup, "Unmeasured iterations first", 0, 1'000'000'000);
-  rt.Integer("--streams,--qps", ra->streams, "TCP connections / verbs QPs", 1, 4096);
+  rt.Integer("--streams,--qps", ra->streams, "TCP connections / verbs QPs", 1, fabcheck::perf::kMaxStreams);
   rt.Integer("--tx-depth", ra->tx_depth, "verbs: outstanding sends per QP", 1, 65536);
   rt.Integer("--cq-mod", ra->cq_mod, "verbs: signal one send in N", 1, 65536);
   rt.Integer("--inline", ra->inline_size, "verbs: inline messages up to N bytes", 0, 65536);

@@ -129,10 +129,10 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
       "warning (or, with --strict, an unknown item), 2 the ladder said no-go or an item fails, 3 the bundle\n"
       "could not be read, 64 bad command line. `fabcheck diagnose BUNDLE` names the same failures.\n\n"
       "Examples:\n"
-      "  fabcheck report run1.tar.gz -o report.html          the go-live report to hand over\n"
-      "  fabcheck report run1/ --format md > ticket.md        for a ticket or a wiki page\n"
-      "  fabcheck report run2.tar.gz --baseline run1.tar.gz -o diff.html   what changed since run1\n"
-      "  fabcheck report run1/ --kv kv-70b.json -o report.html   with the L5 KV-cache transfer as a rung\n"
+      "  fabcheck report run1.tar.gz -o report.html             # the go-live report to hand over\n"
+      "  fabcheck report run1/ --format md > ticket.md           # for a ticket or a wiki page\n"
+      "  fabcheck report run2.tar.gz --baseline run1.tar.gz -o diff.html   # what changed since run1\n"
+      "  fabcheck report run1/ --kv kv-70b.json -o report.html   # with the L5 KV-cache transfer as a rung\n"
       "  fabcheck report run1.tar.gz --format json | jq '.checklist[] | select(.status==\"fail\")'");
   return [o] { return Run(*o); };
 }

@@ -45,7 +45,7 @@ struct Options {
   int peers = 3;
   uint64_t seed = 1;
   bool rails = false;
-  std::string transport = "tcp";
+  std::string transport = "auto";
   std::string bw_size = "1M", duration = "1s", lat_duration = "300ms";
   int streams = 1;
   int parallel = 256;
@@ -100,7 +100,9 @@ int RunSweepCommand(const Options& o) {
   if (!connect_timeout.ok() || *connect_timeout <= 0) return Usage("--connect-timeout: give a duration like 3s");
   auto rendezvous_timeout = ParseDurationSeconds(o.rendezvous_timeout);
   if (!rendezvous_timeout.ok() || *rendezvous_timeout <= 0) return Usage("--rendezvous-timeout: give a duration like 300s");
-  if (o.transport != "tcp" && o.transport != "verbs") return Usage("--transport must be tcp or verbs");
+  if (o.transport != "auto" && o.transport != "tcp" && o.transport != "verbs") {
+    return Usage("--transport must be auto, verbs or tcp");
+  }
   if (o.no_bw && o.no_lat && o.no_mtu) return Usage("--no-bw --no-lat --no-mtu leaves nothing to measure");
   if (!(o.uplink_load > 0 && o.uplink_load <= 1)) return Usage("--uplink-load must be in (0, 1]");
   std::optional<fabric::Fabric> topology;
@@ -224,7 +226,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.Text("--agents", o->agents, "Agents to sweep: host[:port],... (port 18521 when left out)", "host[:port] list");
   t.Path("--agents-file", o->agents_file, "File with one agent host[:port] per line (# comments)");
   t.Text("--coordinator", o->coordinator,
-         "SPMD launch: rank 0's HOST:PORT where the ranks meet (Kubernetes: the headless Service name)", "host:port");
+         "SPMD launch: rank 0's HOST[:PORT] where the ranks meet (port 18522 when left out; Kubernetes: the\n"
+         "headless Service name; under srun the step's first node when left out)",
+         "host[:port]");
   t.Integer("--world", o->world,
             "Number of ranks when the environment gives only the rank (Kubernetes Indexed Job: JOB_COMPLETION_INDEX)",
             0, 1 << 20);
@@ -252,8 +256,9 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
             0, 16);
   t.Integer("--peers", o->peers, "k-random: peers per node", 1, 1 << 20);
   t.Count("--seed", o->seed, "k-random: seed, to repeat a sweep", 0, uint64_t{1} << 62);
-  t.Flag("--rails", o->rails, "Test NIC i of one node with NIC i of the other, all rails of a pair at once");
-  t.Text("--transport", o->transport, "tcp or verbs", "tcp|verbs");
+  t.Flag("--all-rails", o->rails, "Test NIC i of one node with NIC i of the other, all rails of a pair at once");
+  t.Text("--transport", o->transport,
+         "auto (verbs where both agents serve it, TCP otherwise, said on stderr), verbs or tcp", "auto|verbs|tcp");
   t.Text("--bw-size", o->bw_size, "Bandwidth message size", "size");
   t.Text("--duration", o->duration, "Bandwidth test time per direction", "duration");
   t.Text("--lat-duration", o->lat_duration, "Latency test time per direction", "duration");
@@ -273,7 +278,7 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
   t.List("--data-iface", o->data_ifaces, "SPMD: this rank's data-plane interface, once per rail", "interface");
   t.List("--data-addr", o->data_addrs, "SPMD: this rank's data-plane address, once per rail", "address");
   t.Flag("--json", o->json, "Print the result as JSON (schema fabcheck.sweep/v1)");
-  t.Path("--output", o->output, "Also write the JSON result to this file");
+  t.Path("-o,--output", o->output, "Also write the JSON result to this file");
   t.Flag("--quiet", o->quiet, "No progress line on stderr");
   cmd->footer(R"(Exit code: 0 no outlier, 1 warnings, 2 a slow node/link, MTU hole, failed test or unreachable
 agent, 3 could not run. Ctrl-C prints the partial result; a second Ctrl-C exits at once.
@@ -282,7 +287,7 @@ Examples:
   fabcheck sweep --agents n1,n2,n3,n4               # agents already running (DaemonSet)
   fabcheck sweep --agents-file nodes.txt --pattern ring --json > sweep.json
   fabcheck sweep --agents-file nodes.txt --topology fabric.yaml --strategy adaptive   # names the element
-  srun -N64 --ntasks-per-node=1 fabcheck sweep --coordinator $(hostname):18522 --data-iface ib0
+  srun -N64 --ntasks-per-node=1 fabcheck sweep --data-iface ib0   # rank 0 on the step's first node
   mpirun -np 8 --map-by ppr:1:node fabcheck sweep --coordinator head01:18522
   # Kubernetes Indexed Job: fabcheck sweep --world 16 --coordinator fabcheck-sweep-0.fabcheck-sweep:18522
 See docs/sweep.md for rounds and expected wall time at 64, 512 and 4,096 nodes.)");

@@ -126,7 +126,7 @@ void Run(const Evidence& ev, std::vector<model::Diagnosis>* out) {
                                   s.nccl_versions.empty() ? "?" : s.nccl_versions.front()),
           {"NCCL_IB_HCA set by environment to " + hca},
           {"rail or plane numbers that differ from the fabric's cabling send traffic across rails"},
-          "check the rail/plane numbers against the fabric file (fabcheck fabric)", "fabcheck fabric --check");
+          "check the rail/plane numbers against the fabric file (fabcheck fabric)", "fabcheck fabric --check-file fabric.yaml");
     }
   }
   if (std::string gid = Env(s, "NCCL_IB_GID_INDEX"); !gid.empty() && (version == 0 || version >= 22100)) {

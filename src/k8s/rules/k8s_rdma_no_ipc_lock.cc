@@ -41,7 +41,7 @@ const Rule& RuleRdmaNoIpcLock() {
        "EPERM; NCCL then falls back to sockets or aborts, and perftest cannot allocate its buffers.",
        "Add securityContext.capabilities.add: [\"IPC_LOCK\"] to the container (every Network Operator and RDMA "
        "shared device plugin example does), and run it in a namespace whose Pod Security level allows it "
-       "(privileged). On a platform that raises memlock for you, lint with its --profile.",
+       "(privileged). On a platform that raises memlock for you, lint with its --platform.",
        "Azure/aks-rdma-infiniband security-context.yaml; NVIDIA/aicr#2306; Mellanox/k8s-rdma-shared-dev-plugin "
        "example/test-hca-pod.yaml; Mellanox/network-operator example/sriov-network pods",
        {}},
