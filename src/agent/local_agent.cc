@@ -6,6 +6,7 @@
 #include "control/netif.h"
 #include "fabcheck/version.h"
 #include "perf/server.h"
+#include "sys/infiniband.h"
 #include "agent/peer_test.h"
 
 namespace fabcheck::agent {
@@ -35,7 +36,13 @@ Result<std::unique_ptr<LocalAgent>> LocalAgent::Start(AgentConfig config) {
   info.name = config.name.empty() ? control::NodeName() : config.name;
   info.fabcheck_version = kVersion;
   info.perf_port = a->perf_->port();
+  // verbs where this node has an RDMA device (what sweep's --transport auto
+  // asks); a device that then cannot run the test fails the pair with the
+  // verbs error, never a silent TCP figure.
   info.transports = {"tcp"};
+  if (auto devices = sys::infiniband::ListDevices(*config.root); devices.ok() && !devices->empty()) {
+    info.transports.push_back("verbs");
+  }
   info.rails = config.rails;
 
   control::AgentServerOptions options;

@@ -49,7 +49,7 @@ struct AgentInfo {
   int control_port = 0;
   int perf_port = 0;             // the perf server peers connect to
   int mtu_port = 0;              // the UDP echo of the path-MTU probe
-  std::vector<std::string> transports;  // what its perf server can run, e.g. ["tcp"]
+  std::vector<std::string> transports;  // what its perf server can run: ["tcp"], ["tcp", "verbs"] with an RDMA device
   std::vector<RailInfo> rails;   // empty: peers use the control address
   bool auth = false;             // a token is required
 };
