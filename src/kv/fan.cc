@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/log.h"
 #include "base/thread_group.h"
 #include "base/units.h"
 #include "base/utc_time.h"
@@ -37,7 +38,7 @@ std::chrono::milliseconds AgentCallTimeout(const RunOptions& r) {
 
 nlohmann::json RunSpecToJson(const RunOptions& o) {
   nlohmann::json j = {{"sizing", o.sizing},
-                      {"transport", std::string(perf::TransportName(o.transport))},
+                      {"transport", o.transport_auto ? std::string("auto") : std::string(perf::TransportName(o.transport))},
                       {"inflight", o.inflight},
                       {"requests", o.requests},
                       {"duration_s", o.duration_s},
@@ -57,8 +58,10 @@ Status RunSpecFromJson(const nlohmann::json& j, RunOptions& o) {
   if (!j.is_object()) return InvalidArgumentError("kv run spec: not a JSON object");
   try {
     o.sizing = j.at("sizing").get<model::KvSizing>();
-    auto transport = perf::ParseTransportKind(j.value("transport", "tcp"));
-    if (!transport) return InvalidArgumentError("kv run spec: 'transport' is neither tcp nor verbs");
+    const std::string transport_name = j.value("transport", "tcp");
+    o.transport_auto = transport_name == "auto";
+    auto transport = perf::ParseTransportKind(o.transport_auto ? "tcp" : transport_name);
+    if (!transport) return InvalidArgumentError("kv run spec: 'transport' is none of auto, tcp and verbs");
     o.transport = *transport;
     o.inflight = jf::NumberOr(j, "inflight", 1);
     o.requests = jf::NumberOr(j, "requests", uint64_t{0});
@@ -97,6 +100,12 @@ control::JsonHandler AgentKvHandler(AgentKvEnv env) {
     RunOptions base;
     if (!request.contains("run")) return InvalidArgumentError("/v1/kv: 'run' missing");
     RETURN_IF_ERROR(RunSpecFromJson(request.at("run"), base));
+    if (base.transport_auto) {
+      auto choice = perf::ChooseTransport("auto", env.root);
+      base.transport = choice->kind;  // "auto" always has a choice
+      base.transport_auto = false;
+      if (!choice->why_tcp.empty()) LOG_INFO("kv", "--transport auto: {}; the transfers run over TCP", choice->why_tcp);
+    }
     const nlohmann::json* targets = request.contains("targets") ? &request.at("targets") : nullptr;
     if (targets == nullptr || !targets->is_array() || targets->empty() || targets->size() > kMaxFanTargets) {
       return InvalidArgumentError(fmt::format("/v1/kv: 'targets' must list 1 to {} perf servers", kMaxFanTargets));

@@ -28,6 +28,9 @@ struct RunOptions {
   // except the endpoints (params.client / params.server: device, GID, memory).
   perf::ClientOptions client;
   perf::TransportKind transport = perf::TransportKind::kTcp;
+  // --transport auto sent to agents: each resolves it on its own node
+  // (perf::ChooseTransport) before its transfers; `transport` is unused then.
+  bool transport_auto = false;
   model::KvSizing sizing;
   int inflight = 1;
   uint64_t requests = 0;    // measured requests in all; 0 = run for duration_s

@@ -63,6 +63,16 @@ enum class TransportKind { kTcp, kVerbs };
 std::string_view TransportName(TransportKind kind);  // "tcp", "verbs"
 std::optional<TransportKind> ParseTransportKind(std::string_view name);
 
+// --transport as every command spells it: tcp, verbs (or rdma), or auto, the
+// default: verbs where this node has an RDMA device, else tcp, and why_tcp
+// says so (the command prints it: a TCP figure is never taken for RDMA).
+// nullopt for any other word.
+struct TransportChoice {
+  TransportKind kind = TransportKind::kTcp;
+  std::string why_tcp;  // set when auto fell to tcp
+};
+std::optional<TransportChoice> ChooseTransport(std::string_view name, const sys::SysRoot& root);
+
 enum class Role { kClient, kServer };
 std::string_view RoleName(Role role);  // "client", "server"
 

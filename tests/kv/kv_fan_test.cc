@@ -137,6 +137,27 @@ TEST_F(KvFanTest, TheRouteRefusesBadRequests) {
   EXPECT_TRUE((*r)["results"][0].contains("error"));
 }
 
+TEST(KvFanSpec, AutoTravelsToTheAgentsAndAnUnknownTransportIsRefused) {
+  RunOptions o;
+  o.sizing.bytes_per_request = 1 << 20;
+  o.requests = 4;
+  o.transport_auto = true;
+  nlohmann::json j = RunSpecToJson(o);
+  EXPECT_EQ(j["transport"], "auto") << "each agent picks for its own node";
+  RunOptions back;
+  ASSERT_TRUE(RunSpecFromJson(j, back).ok());
+  EXPECT_TRUE(back.transport_auto);
+  o.transport_auto = false;
+  o.transport = perf::TransportKind::kVerbs;
+  ASSERT_TRUE(RunSpecFromJson(RunSpecToJson(o), back).ok());
+  EXPECT_FALSE(back.transport_auto);
+  EXPECT_EQ(back.transport, perf::TransportKind::kVerbs);
+  j["transport"] = "udp";
+  Status bad = RunSpecFromJson(j, back);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("auto, tcp and verbs"), std::string::npos) << bad.message();
+}
+
 TEST(KvFanSum, RatioOnlyWhenEveryTransferHasItsL3) {
   model::KvFanResult r;
   for (double g : {1.0, 2.0}) {

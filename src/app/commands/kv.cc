@@ -33,7 +33,7 @@ struct SizeArgs {
 struct KvArgs {
   SizeArgs size;
   double link_gbps = 400;
-  std::string host, transport = "tcp", duration, pool = "256M";
+  std::string host, transport = "auto", duration, pool = "256M";
   std::string device, server_device, gid_index = "auto", server_gid_index = "auto", mem = "host", server_mem = "host";
   std::string token_file, agents;
   std::string direction = "fan-in";  // --direction fan-in|fan-out
@@ -208,9 +208,14 @@ int RunKv(const KvArgs& a, const CLI::App& cmd) {
     c.host = a.host.substr(0, colon);
     c.port = static_cast<int>(*port);
   }
-  auto transport = perf::ParseTransportKind(a.transport);
-  if (!transport) return Usage("--transport '" + a.transport + "': use verbs or tcp");
-  o.transport = *transport;
+  auto transport = perf::ChooseTransport(a.transport, *c.root);
+  if (!transport) return Usage("--transport '" + a.transport + "': use auto, verbs or tcp");
+  o.transport = transport->kind;
+  // With --agents the agents run the transfers: each picks for its own node.
+  o.transport_auto = a.transport == "auto" && !a.agents.empty();
+  if (!o.transport_auto && !transport->why_tcp.empty()) {
+    std::cerr << "fabcheck kv run: --transport auto: " << transport->why_tcp << "; measuring TCP, not RDMA\n";
+  }
   o.inflight = a.inflight;
   if (cmd.count("--requests") > 0 && !a.duration.empty()) return Usage("give --requests or --duration, not both");
   if (cmd.count("--requests") > 0) {
@@ -307,7 +312,9 @@ app::RunFn Setup(CLI::App& root) {
   SizeOptions(rt, a->size);
   rt.Port("--port", a->port, "Server's control port", /*zero_means_any=*/false);
   rt.Text("--transport", a->transport,
-          "verbs (RDMA WRITE per page into the server's page table, WRITE_WITH_IMM per layer) or tcp", "verbs|tcp");
+          "auto (verbs where the node running the transfer has an RDMA device, else tcp, said on stderr), verbs\n"
+          "(RDMA WRITE per page into the server's page table, WRITE_WITH_IMM per layer) or tcp",
+          "auto|verbs|tcp");
   rt.Integer("--inflight", a->inflight, "Requests moving at once (one connection or RC QP each)", 1, 256);
   rt.Count("--requests", a->requests, "Measured requests in all (instead of --duration)", 1, 1'000'000);
   rt.Text("--duration", a->duration, "Run for this long (default 5s; requests in progress finish)", "duration");

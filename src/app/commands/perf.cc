@@ -27,7 +27,7 @@ using namespace fabcheck;
 struct RunArgs {
   std::string host;
   int port = perf::kDefaultPort;
-  std::string transport = "tcp", test = "bw", op, size, sizes, duration, mem = "host", numa = "auto";
+  std::string transport = "auto", test = "bw", op, size, sizes, duration, mem = "host", numa = "auto";
   std::string server_mem = "host", server_numa = "auto", gid_index = "auto", server_gid_index = "auto";
   std::string device, server_device, token_file;
   net::TlsFiles tls;
@@ -75,9 +75,12 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
     o.port = static_cast<int>(*port);
   }
   perf::TestParams& p = o.params;
-  auto transport = perf::ParseTransportKind(a.transport);
-  if (!transport) return Usage("--transport '" + a.transport + "': use verbs or tcp");
-  p.transport = *transport;
+  auto transport = perf::ChooseTransport(a.transport, *o.root);
+  if (!transport) return Usage("--transport '" + a.transport + "': use auto, verbs or tcp");
+  p.transport = transport->kind;
+  if (!transport->why_tcp.empty()) {
+    std::cerr << "fabcheck perf run: --transport auto: " << transport->why_tcp << "; measuring TCP, not RDMA\n";
+  }
   auto test = model::ParsePerfTest(a.test);
   if (!test) return Usage("--test '" + a.test + "': use bw or lat");
   p.test = *test;
@@ -155,6 +158,10 @@ int RunClientCommand(const RunArgs& a, const CLI::App& cmd) {
   auto result = perf::RunClient(o);
   if (!result.ok()) {
     std::cerr << "fabcheck perf run: " << result.status().message() << "\n";
+    if (a.transport == "auto" && p.transport == perf::TransportKind::kVerbs) {
+      std::cerr << "fabcheck perf run: --transport auto chose verbs (this node has an RDMA device); if the server "
+                   "has none, --transport tcp measures TCP\n";
+    }
     if (a.json) {
       std::cout << ToJsonText(nlohmann::json{{"schema", model::kPerfSchema},
                                              {"ok", false},
@@ -257,7 +264,9 @@ app::RunFn Setup(CLI::App& root) {
   run->add_option("host", ra->host, "Server host or address (HOST or HOST:PORT)")->required();
   app::Tunables rt(run, "perf run");
   rt.Port("--port", ra->port, "Server's control port", /*zero_means_any=*/false);
-  rt.Text("--transport", ra->transport, "verbs (RDMA) or tcp", "verbs|tcp");
+  rt.Text("--transport", ra->transport,
+          "auto (verbs where this node has an RDMA device, else tcp, said on stderr), verbs (RDMA) or tcp",
+          "auto|verbs|tcp");
   rt.Text("--test", ra->test, "bw (bandwidth) or lat (ping-pong latency)", "bw|lat");
   rt.Text("--op", ra->op, "verbs: write, write_imm, read, send (default write); tcp: send", "operation");
   rt.Flag("--bidir", ra->bidir, "Both directions at once (bw); reports each and the sum");
