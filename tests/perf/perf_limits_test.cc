@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../fixtures/pod_limits.h"
+#include "../hostile/run.h"
 #include "perf/engine.h"
 #include "perf/server.h"
 
@@ -102,6 +103,30 @@ TEST(PerfClientBudget, ATestWhoseBuffersExceedTheBudgetIsRefusedBeforeAllocating
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_TRUE(ok->ok()) << ok->error;
   EXPECT_EQ(memory.in_use(), 0u);
+  (*server)->Stop();
+  serving.join();
+}
+
+// A latency test of a billion iterations: the client reserved 8 GB of
+// timestamps before its first ping and, under a pod's 1 GiB, aborted at once
+// (bad_alloc, exit 134). Its samples now have a fixed budget: it measures
+// until stopped.
+TEST(PerfClientBudget, ALongLatencyTestRunsWithinItsMemory) {
+  ServeOptions so;
+  so.root = sys::SysRoot::Live();
+  so.bind = "127.0.0.1";
+  so.port = 0;
+  auto server = Server::Start(so);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  std::thread serving([&] { (*server)->Run(); });
+  hostile::RunOptions limited;
+  limited.timeout_s = 3;
+  limited.address_space_mib = 1024;
+  hostile::RunResult r = hostile::RunFabcheck({"perf", "run", "127.0.0.1", "--port", std::to_string((*server)->port()),
+                                               "--test", "lat", "--iters", "1000000000"},
+                                              limited);
+  EXPECT_TRUE(r.timed_out) << "it ended before the time limit: " << hostile::Describe(r);
+  EXPECT_NE(r.signal, SIGABRT) << hostile::Describe(r);
   (*server)->Stop();
   serving.join();
 }
