@@ -208,7 +208,7 @@ def ladder_no_rdma(fabcheck, src, work):
         out = os.path.join(work, "no-rdma-bundle")
         shutil.rmtree(out, ignore_errors=True)
         lrc, lout, lerr = run(fabcheck, "ladder", "--agents", ",".join(agents), "--token-file", token,
-                              "--rungs", "L1-L3", "--out", out, timeout=240)
+                              "--rungs", "L1-L3", "--output", out, timeout=240)
         if not check(os.path.exists(os.path.join(out, "manifest.json")),
                      "ladder over two no-RDMA agents wrote a bundle (rc %d): %s" % (lrc, lerr[-600:])):
             return
