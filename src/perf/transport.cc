@@ -10,7 +10,6 @@
 #include "base/units.h"
 #include "fabcheck/model/json_fields.h"
 #include "perf/tcp_transport.h"
-#include "sys/infiniband.h"
 
 #include "perf/verbs/verbs_transport.h"
 
@@ -60,19 +59,6 @@ std::optional<TransportKind> ParseTransportKind(std::string_view name) {
   if (name == "tcp") return TransportKind::kTcp;
   if (name == "verbs" || name == "rdma") return TransportKind::kVerbs;
   return std::nullopt;
-}
-
-std::optional<TransportChoice> ChooseTransport(std::string_view name, const sys::SysRoot& root) {
-  if (name != "auto") {
-    auto kind = ParseTransportKind(name);
-    if (!kind) return std::nullopt;
-    return TransportChoice{*kind, ""};
-  }
-  auto devices = sys::infiniband::ListDevices(root);
-  if (devices.ok() && !devices->empty()) return TransportChoice{TransportKind::kVerbs, ""};
-  return TransportChoice{TransportKind::kTcp,
-                         fmt::format("{} has no RDMA device (nothing in {})", root.live() ? "this node" : root.Describe(),
-                                     sys::infiniband::kClassDir)};
 }
 
 std::string_view RoleName(Role role) { return role == Role::kClient ? "client" : "server"; }
