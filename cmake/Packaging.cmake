@@ -15,8 +15,10 @@ install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION share/doc/fabcheck)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION share/doc/fabcheck/docs FILES_MATCHING PATTERN "*.md")
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/copyright DESTINATION share/doc/fabcheck)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/prometheus ${CMAKE_SOURCE_DIR}/deploy/grafana
-                  ${CMAKE_SOURCE_DIR}/deploy/kubernetes ${CMAKE_SOURCE_DIR}/deploy/slurm ${CMAKE_SOURCE_DIR}/profiles
+                  ${CMAKE_SOURCE_DIR}/deploy/kubernetes ${CMAKE_SOURCE_DIR}/profiles
         DESTINATION share/fabcheck)
+# The sbatch script and the prolog/epilog health check are run as they are: executable.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/deploy/slurm DESTINATION share/fabcheck USE_SOURCE_PERMISSIONS)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/data/kv-models DESTINATION share/fabcheck)
 # Debian (bookworm) keeps systemd units in /lib/systemd/system and conffiles in /etc.
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/systemd/fabcheck-agent.service

@@ -59,6 +59,8 @@ DESTDIR="$stage" cmake --install "$build_dir" --prefix /usr --strip >/dev/null
 # Debian policy: directories 0755, documentation and data 0644.
 find "$stage" -type d -exec chmod 0755 {} +
 find "$stage" -type f ! -path '*/usr/bin/*' -exec chmod 0644 {} +
+# ...except the Slurm scripts, which sites run as they are (sbatch, Prolog/Epilog).
+find "$stage/usr/share/fabcheck/slurm" -type f -exec chmod 0755 {} +
 
 echo "build-deb: cpack -G DEB" >&2
 rm -f "$out"/fabcheck_*.deb

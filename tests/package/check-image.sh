@@ -120,7 +120,14 @@ assert strip(a) == strip(b), "outputs differ"
 assert len(a["rdma_devices"]) > 0 and len(a["gpus"]) > 0, "the capture shows no RDMA device or GPU"
 print("inventory: schema %s, %d RDMA devices, %d GPUs, same as the build tree" % (a["schema"], len(a["rdma_devices"]), len(a["gpus"])))
 EOF
-run k8s lint /usr/share/fabcheck/kubernetes >"$out/lint.txt" || { cat "$out/lint.txt"; fail "k8s lint of /usr/share/fabcheck/kubernetes in the image"; }
+# The shipped set names the image by tag (its digest is set at deploy time, by
+# the build's kustomization.yaml or `k8s render --image`): k8s.image.unpinned
+# warnings (exit 1) are expected there; anything else fails.
+rc=0
+run k8s lint /usr/share/fabcheck/kubernetes >"$out/lint.txt" || rc=$?
+if [ "$rc" != 0 ] && { [ "$rc" != 1 ] || [ -n "$(grep -E '^ +(warning|error) ' "$out/lint.txt" | grep -v 'k8s.image.unpinned' || true)" ]; }; then
+  cat "$out/lint.txt"; fail "k8s lint of /usr/share/fabcheck/kubernetes in the image (exit $rc)"
+fi
 tail -1 "$out/lint.txt"
 # The shipped set pinned to this image's digest (what kubectl apply -k of the
 # build's kustomization does), and a rendered set with --image: both clean.
