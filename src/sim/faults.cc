@@ -375,25 +375,27 @@ FabricState Apply(const Clos& clos, const std::vector<Fault>& faults) {
 }
 
 Expected ExpectedFinding(const Fault& f) {
+  // Two-way faults: the finding names the element, no direction.
+  auto on = [&](std::string kind) { return Expected{std::move(kind), f.element, ""}; };
   switch (f.kind) {
-    case FaultKind::kNodeSlow: return {"node", f.element};
-    case FaultKind::kNicSlow: return {"nic", f.element};
-    case FaultKind::kCableDegraded: return {"cable", f.element};
+    case FaultKind::kNodeSlow: return on("node");
+    case FaultKind::kNicSlow: return on("nic");
+    case FaultKind::kCableDegraded: return on("cable");
     case FaultKind::kUplinkDegraded: {
-      if (f.direction.empty()) return {"uplink", f.element};
+      if (f.direction.empty()) return on("uplink");
       // leaf~spine or spine~core: "up" goes from the first to the second.
       const size_t tilde = f.element.find('~');
       const std::string lo = f.element.substr(0, tilde), hi = f.element.substr(tilde + 1);
       return {"uplink", f.element, f.direction == "up" ? lo + "->" + hi : hi + "->" + lo};
     }
-    case FaultKind::kUplinkFlap: return {"uplink", f.element};
-    case FaultKind::kSpineCongested: return {"spine", f.element};
-    case FaultKind::kSpineLoss: return {f.where.kind == Element::Kind::kCore ? "core" : "spine", f.element};
-    case FaultKind::kMtuMismatch: return {"mtu", f.element};
-    case FaultKind::kFlap: return {"cable", f.element};
-    case FaultKind::kNoise: return {};
+    case FaultKind::kUplinkFlap: return on("uplink");
+    case FaultKind::kSpineCongested: return on("spine");
+    case FaultKind::kSpineLoss: return on(f.where.kind == Element::Kind::kCore ? "core" : "spine");
+    case FaultKind::kMtuMismatch: return on("mtu");
+    case FaultKind::kFlap: return on("cable");
+    case FaultKind::kNoise: return Expected{"", "", ""};
   }
-  return {};
+  return Expected{"", "", ""};
 }
 
 }  // namespace fabcheck::sim

@@ -88,7 +88,8 @@ int RunAgent(const AgentOptions& o) {
   agent::AgentConfig config = std::move(built).value();
   // Inventory, doctor, snapshot and counters for the ladder, from the live
   // node or from --sysroot.
-  auto service = agent::NodeService::Create({o.sysroot, kVersion, o.sysroot.empty()});
+  auto service = agent::NodeService::Create(
+      {.sysroot = o.sysroot, .fabcheck_version = kVersion, .query_libraries = o.sysroot.empty(), .coll_executable = ""});
   if (!service.ok()) {
     std::cerr << "fabcheck agent: --sysroot " << service.status().message() << "\n";
     return kExitError;

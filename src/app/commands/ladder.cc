@@ -120,7 +120,8 @@ Result<agent::AgentConfig> OwnAgentConfig(const Options& o, const std::optional<
   f.data_addrs = o.data_addrs;
   f.token = token;
   ASSIGN_OR_RETURN(agent::AgentConfig c, agent::BuildAgentConfig(f));
-  ASSIGN_OR_RETURN(auto service, agent::NodeService::Create({o.sysroot, kVersion, true}));
+  ASSIGN_OR_RETURN(auto service, agent::NodeService::Create(
+      {.sysroot = o.sysroot, .fabcheck_version = kVersion, .query_libraries = true, .coll_executable = ""}));
   agent::NodeService::Wire(service, c);
   return c;
 }
@@ -296,8 +297,8 @@ fabcheck::app::RunFn Setup(CLI::App& root) {
          "Machine-type profile (YAML, profiles/): sent to every agent's doctor; its perf.pass_fraction sets the L3 "
          "pass line");
   t.Path("--topology", o->topology,
-         "Fabric file (fabcheck.fabric/v1, as for sweep; `fabcheck fabric --from k8s|ibnetdiscover|lldp` writes\n"
-         "one from node labels or the fabric): each member's rack, leaf and rail leaves go into the bundle, where\n"
+         "Fabric file (fabcheck.fabric/v1, as for sweep; `fabcheck fabric --from k8s|ibnetdiscover|lldp` writes "
+         "one from node labels or the fabric): each member's rack, leaf and rail leaves go into the bundle, where "
          "the report groups the baselines by rack");
   t.Number("--pass-fraction", o->pass_fraction,
            "L3 pass line as a fraction of the expected bandwidth (default 0: the profile's, else 0.9)", 0, 1);
